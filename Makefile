@@ -1,0 +1,60 @@
+# Two entry points (see README): `make book` and `make test`. Everything else is a helper.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.lvmrepro-installed
+
+# The data search path: the shared data folder beside the project, when it exists.
+SHARED_DATA := $(abspath ../shared/data)
+ifeq ($(origin LVMREPRO_DATA), undefined)
+  ifneq ($(wildcard $(SHARED_DATA)),)
+    export LVMREPRO_DATA := $(SHARED_DATA)
+  endif
+endif
+export LVMREPRO_RESULTS ?= $(abspath results)
+export LVMREPRO_CACHE ?= $(abspath build/cache)
+export MPLBACKEND := Agg
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+JOBS ?= 2
+
+KERNELS := $(wildcard lvmrepro/_kernels/*.pyx)
+NOTEBOOKS := $(wildcard notebooks/*/*.md)
+
+.PHONY: book test setup results nbval-notebooks clean benchmark
+
+## make book: set up, run every target at the default scale, execute every notebook, build the HTML.
+book: setup
+	$(BIN)/lvmrepro run all --scale default --jobs $(JOBS)
+	LVMREPRO_SCALE=default $(BIN)/jupyter-book build . --keep-going -W
+	@echo
+	@echo "Book built: $(abspath _build/html/index.html)"
+
+## make test: set up, then the whole test suite (unit tests, nbval over every notebook at smoke scale, book build).
+test: setup nbval-notebooks
+	LVMREPRO_SCALE=smoke LVMREPRO_RESULTS=$(abspath build/test-results) \
+	  $(PY) -m pytest tests build/nbval --nbval-lax --nbval-cell-timeout=900 -p no:cacheprovider -q
+
+setup: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml setup.py $(KERNELS)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps -e .
+	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $(STAMP)
+
+# nbval reads .ipynb: convert the MyST sources (the only committed form) into build/nbval.
+nbval-notebooks: setup
+	rm -rf build/nbval && mkdir -p build/nbval
+	for nb in $(NOTEBOOKS); do \
+	  out=build/nbval/$$(dirname $${nb#notebooks/}); mkdir -p $$out; \
+	  $(BIN)/jupytext --quiet --to ipynb -o $$out/$$(basename $${nb%.md}).ipynb $$nb || exit 1; \
+	done
+
+benchmark: setup
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf _build build results .jupyter_cache

@@ -1,0 +1,5 @@
+import sys
+
+from lvmrepro.cli import main
+
+sys.exit(main())

@@ -1,0 +1,81 @@
+"""Rendering helpers for notebooks: tables of rows, claims with verdicts, provenance captions.
+
+Everything here formats data returned by :func:`lvmrepro.experiments.run`; no numbers are made here.
+"""
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+VERDICT = {True: ("holds", "#1a7f37"), False: ("does not hold", "#cf222e"), None: ("undecided", "#9a6700")}
+
+
+def _fmt(value, fmt=None) -> str:
+    if value is None:
+        return "–"
+    if fmt:
+        return format(value, fmt)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def table_html(rows: list[dict], columns=None, formats: dict | None = None, caption: str | None = None) -> str:
+    """An HTML table of ``rows`` (list of dicts); ``columns`` picks and orders keys."""
+    if not rows:
+        return "<p><em>(no rows)</em></p>"
+    columns = columns or list(rows[0])
+    formats = formats or {}
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c), formats.get(c)))}</td>" for c in columns)
+                   + "</tr>" for r in rows)
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f'<table class="lvm-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def claims_html(result: dict) -> str:
+    rows = []
+    for c in result["claims"]:
+        word, colour = VERDICT[c["holds"]]
+        rows.append(f'<tr><td><strong style="color:{colour}">{word}</strong></td>'
+                    f'<td>{html.escape(c["statement"])}</td><td>{html.escape(c["evidence"])}</td></tr>')
+    return ('<table class="lvm-claims"><thead><tr><th>verdict</th><th>claim (paper)</th>'
+            '<th>our evidence</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>")
+
+
+def provenance(result: dict) -> str:
+    """One line stating data, scale, seeds, runtime and code version, for every figure/table."""
+    data = ", ".join(d["name"] for d in result["data"]) or "synthetic (generated from the seed)"
+    if len(result["data"]) > 4:
+        data = f"{len(result['data'])} registered files ({result['data'][0]['name']}, …)"
+    return (f"{result['target']} · scale {result['scale']} · data: {data} · base seed "
+            f"{result['seeds'].get('base')} · runtime {result['runtime_s']:.1f} s "
+            f"(jobs={result.get('jobs', 1)}) · lvmrepro {result['version']} @ {result['git_commit'][:12]}")
+
+
+def show(obj_html: str):
+    from IPython.display import HTML, display
+    display(HTML(obj_html))
+
+
+def show_table(rows, columns=None, formats=None, caption=None):
+    show(table_html(rows, columns, formats, caption))
+
+
+def show_claims(result: dict):
+    show(claims_html(result))
+
+
+def show_provenance(result: dict):
+    show(f'<p style="font-size:85%;color:#555">{html.escape(provenance(result))}</p>')
+
+
+def load_results(results_dir) -> list[dict]:
+    out = []
+    for path in sorted(Path(results_dir).glob("*.json")):
+        try:
+            out.append(json.loads(path.read_text()))
+        except json.JSONDecodeError:
+            continue
+    return out

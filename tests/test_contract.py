@@ -1,0 +1,75 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from lvmrepro import cli
+from lvmrepro.experiments import SCALES, run, targets, validate_result
+
+
+def test_list_prints_targets(capsys):
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "toy.assign" in out
+
+
+def test_every_target_defines_all_scales_and_a_paper_id():
+    for name, tgt in targets().items():
+        assert set(SCALES) <= set(tgt.scales), name
+        assert tgt.paper_id in {"gmm", "groupnorm", "spl", "convexmr", "toy"}, name
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["run", "gmm.nonexistent", "--scale", "smoke"], "unknown target 'gmm.nonexistent'; valid targets are: .*toy.assign"),
+    (["run", "toy.assign", "--scale", "huge"], "unknown scale 'huge'; valid scales are: smoke, default, paper"),
+    (["run", "toy.assign", "--scale", "smoke", "-p", "nope", "1"], "no parameter 'nope'"),
+])
+def test_cli_errors(argv, match, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    import re
+    assert re.search(match, err), err
+
+
+def test_smoke_run_writes_valid_json(tmp_path):
+    assert cli.main(["run", "toy.assign", "--scale", "smoke", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "toy.assign.json").read_text())
+    validate_result(data)
+    for key in ["target", "scale", "seeds", "data", "runtime_s", "version", "git_commit", "rows", "paper", "claims"]:
+        assert key in data
+    assert data["target"] == "toy.assign" and data["scale"] == "smoke"
+    assert data["claims"][0]["holds"] is True
+    assert not list(tmp_path.glob(".*.tmp"))  # nothing half-written left behind
+
+
+def test_same_seed_same_json_and_cache(tmp_path):
+    a = run("toy.assign", "smoke", out=tmp_path / "a", progress=False)
+    b = run("toy.assign", "smoke", out=tmp_path / "b", progress=False, jobs=2)
+    strip = lambda r: {k: v for k, v in r.items() if k not in {"runtime_s", "created", "jobs"}}
+    assert strip(a) == strip(b)
+    c = run("toy.assign", "smoke", out=tmp_path / "a", progress=False)
+    assert c["created"] == a["created"] and c["runtime_s"] == a["runtime_s"]  # served from the cache
+    d = run("toy.assign", "smoke", out=tmp_path / "a", progress=False, seed=1)
+    assert d["rows"] != a["rows"]
+
+
+def test_override_changes_cache_key(tmp_path):
+    a = run("toy.assign", "smoke", out=tmp_path, progress=False)
+    b = run("toy.assign", "smoke", out=tmp_path, progress=False, trials=2)
+    assert len(b["rows"]) == 2 and b["cache_key"] != a["cache_key"]
+
+
+def test_validate_result_rejects_bad_claims():
+    good = run.__globals__["to_jsonable"]({"target": "x", "scale": "smoke", "seeds": {}, "data": [], "runtime_s": 0.1,
+                                           "version": "0", "git_commit": "u", "rows": [], "paper": None, "claims": []})
+    validate_result(good)
+    with pytest.raises(ValueError, match="holds"):
+        validate_result({**good, "claims": [{"id": "a", "statement": "s", "holds": "yes", "evidence": "e"}]})
+    with pytest.raises(ValueError, match="missing 'rows'"):
+        validate_result({k: v for k, v in good.items() if k != "rows"})
+
+
+def test_console_script_runs():
+    out = subprocess.run([sys.executable, "-m", "lvmrepro", "list"], capture_output=True, text=True, check=True)
+    assert "toy.assign" in out.stdout
