@@ -18,16 +18,18 @@ export LVMREPRO_CACHE ?= $(abspath build/cache)
 export MPLBACKEND := Agg
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 JOBS ?= 2
+# The book's scale: `default` unless LVMREPRO_SCALE says otherwise (e.g. LVMREPRO_SCALE=paper make book).
+SCALE := $(or $(LVMREPRO_SCALE),default)
 
 KERNELS := $(wildcard lvmrepro/_kernels/*.pyx)
 NOTEBOOKS := $(wildcard notebooks/*/*.md)
 
 .PHONY: book test setup results nbval-notebooks clean benchmark
 
-## make book: set up, run every target at the default scale, execute every notebook, build the HTML.
+## make book: set up, run every target at $(SCALE) (default unless LVMREPRO_SCALE is set), execute every notebook, build the HTML.
 book: setup
-	$(BIN)/lvmrepro run all --scale default --jobs $(JOBS)
-	LVMREPRO_SCALE=default $(BIN)/jupyter-book build . --keep-going -W
+	$(BIN)/lvmrepro run all --scale $(SCALE) --jobs $(JOBS)
+	LVMREPRO_SCALE=$(SCALE) $(BIN)/jupyter-book build . --keep-going -W
 	@echo
 	@echo "Book built: $(abspath _build/html/index.html)"
 
@@ -54,7 +56,7 @@ nbval-notebooks: setup
 	done
 
 benchmark: setup
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py --json build/benchmarks.json
 
 clean:
 	rm -rf _build build results .jupyter_cache
