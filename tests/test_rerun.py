@@ -1,0 +1,45 @@
+"""`lvmrepro rerun`: a MyST notebook is converted, executed with injected parameters, in its folder."""
+import json
+
+import pytest
+
+from lvmrepro.rerun import rerun_notebook
+
+HEADER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""
+
+
+def _write(path, cells):
+    body = HEADER + "".join(f"\n```{{code-cell}} ipython3\n{c}\n```\n" for c in cells)
+    path.write_text(body)
+
+
+def test_rerun_injects_parameters_and_runs_in_notebook_folder(tmp_path):
+    nb = tmp_path / "chapter" / "01_demo.md"
+    nb.parent.mkdir()
+    _write(nb, [":tags: [parameters]\nscale = 'default'\ntrials = 3",
+                "from pathlib import Path\nPath('ran_here.txt').write_text(f'{scale}:{trials}')\nprint(scale, trials)"])
+    out = rerun_notebook(nb, {"scale": "smoke", "trials": 7}, output=tmp_path / "out.ipynb")
+    assert (nb.parent / "ran_here.txt").read_text() == "smoke:7"
+    cells = json.loads(out.read_text())["cells"]
+    assert any("injected-parameters" in c["metadata"].get("tags", []) for c in cells)
+    printed = "".join("".join(o.get("text", "")) for c in cells for o in c.get("outputs", []))
+    assert "smoke 7" in printed
+
+
+def test_rerun_refuses_notebook_without_parameters_cell(tmp_path):
+    nb = tmp_path / "x.md"
+    _write(nb, ["x = 1"])
+    with pytest.raises(ValueError, match="no cell tagged 'parameters'"):
+        rerun_notebook(nb, {"scale": "smoke"})
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        rerun_notebook(tmp_path / "missing.md", {})
