@@ -9,3 +9,5 @@ from lvmrepro.datasets.registry import (  # noqa: F401
 from lvmrepro.datasets.loaders import load_cloud, load_d31, load_mnist  # noqa: F401
 from lvmrepro.datasets.synthetic import gmm200, norm25  # noqa: F401
 from lvmrepro.datasets.mammals import load_features as load_mammals_features, load_splits as load_mammals_splits  # noqa: F401,E501
+from lvmrepro.datasets.hopkins import epipolar_regression, hopkins_sequences, load_hopkins  # noqa: F401
+from lvmrepro.datasets.digits import DIGIT_PAIRS, load_digit_pair  # noqa: F401

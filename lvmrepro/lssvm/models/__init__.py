@@ -1,0 +1,1 @@
+"""Concrete latent SSVM models built on :class:`lvmrepro.lssvm.model.EnumerableStatesModel`."""
