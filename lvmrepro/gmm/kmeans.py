@@ -1,0 +1,155 @@
+"""k-means as a G-MM bound family (section 4.1 of Naderi et al., 2019).
+
+Parameters ``w`` are the centres ``mu`` (a ``(k, d)`` array).  A bound is a full assignment
+``z`` (int64, length n)::
+
+    F(mu)     = sum_i min_j |x_i - mu_j|^2                      (eq. 4, a sum, not a mean)
+    b_z(mu)   = sum_i |x_i - mu_{z_i}|^2   >= F(mu)             (eq. 5)
+    argmin b_z: mu_j = mean of {x_i : z_i = j}                  (eq. 6)
+
+Empty ("dead") clusters: eq. 6 is undefined for them and any centre minimises ``b_z``.  The paper
+(appendix B) says "the update rule collapses the dead clusters on to the origin", i.e. the mean
+is computed as ``sum / max(count, 1)``; that is ``empty="origin"``, the default everywhere the
+paper is reproduced.  The common alternative, ``empty="keep"`` (a dead centre stays where it
+was), is offered and used only where a notebook says so.  Both are exact minimisers of ``b_z``,
+so the G-MM invariants hold either way.
+
+Bound selection:
+
+* ``touching(mu)``: nearest-centre assignment (Lloyd's assignment step, i.e. MM / k-means);
+* ``select(mu, v, rng)``: G-MM's random valid bound, an (approximately) uniform draw from
+  ``{z : b_z(mu) <= v}`` by a Metropolis random walk started at the touching assignment (which is
+  valid) with ``walk_sweeps * n`` single-label proposals (Cython kernel
+  :mod:`lvmrepro._kernels.random_walk`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lvmrepro._kernels import random_walk as _rw
+from lvmrepro._kernels import random_walk_ref as _rw_ref
+from lvmrepro.gmm.driver import BoundFamily, Trace, run, run_mm
+from lvmrepro.kernels import assign_nearest
+from lvmrepro.validation import as_float_matrix, check_k
+
+EMPTY_RULES = ("origin", "keep")
+
+
+def centres_of(X: np.ndarray, z: np.ndarray, k: int, *, empty: str = "origin",
+               previous: np.ndarray | None = None) -> np.ndarray:
+    """Per-cluster means (eq. 6); empty clusters go to the origin or keep ``previous``."""
+    if empty not in EMPTY_RULES:
+        raise ValueError(f"empty must be one of {EMPTY_RULES}; got {empty!r}")
+    n, d = X.shape
+    counts = np.bincount(z, minlength=k)
+    sums = np.empty((k, d))
+    for t in range(d):
+        sums[:, t] = np.bincount(z, weights=X[:, t], minlength=k)
+    mu = sums / np.maximum(counts, 1)[:, None]
+    if empty == "keep":
+        if previous is None:
+            raise ValueError("empty='keep' needs the previous centres")
+        dead = counts == 0
+        mu[dead] = previous[dead]
+    return mu
+
+
+def assignment_cost(X: np.ndarray, mu: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """Per-point |x_i - mu_{z_i}|^2 (same operation order as the kernels for d <= 2)."""
+    diff = X - mu[z]
+    return np.einsum("nd,nd->n", diff, diff)
+
+
+class KMeansFamily(BoundFamily):
+    """The k-means bound family on data ``X`` with ``k`` clusters (see the module docstring).
+
+    ``walk_sweeps``: proposals per random-valid-bound draw, in units of n.  ``backend="numpy"``
+    runs the plain reference walk (slow; for tests).
+    """
+
+    def __init__(self, X, k: int, *, empty: str = "origin", walk_sweeps: float = 10.0,
+                 backend: str = "cython"):
+        self.X = as_float_matrix(X, "X")
+        self.n, self.d = self.X.shape
+        self.k = check_k(k, self.n)
+        if empty not in EMPTY_RULES:
+            raise ValueError(f"empty must be one of {EMPTY_RULES}; got {empty!r}")
+        self.empty = empty
+        walk_sweeps = float(walk_sweeps)
+        if not np.isfinite(walk_sweeps) or walk_sweeps < 0:
+            raise ValueError(f"walk_sweeps must be a finite number >= 0; got {walk_sweeps}")
+        self.walk_sweeps = walk_sweeps
+        if backend not in ("cython", "numpy"):
+            raise ValueError(f"unknown backend {backend!r}; use 'cython' or 'numpy'")
+        self.backend = backend
+        self._cache_w = None
+        self._cache = None
+
+    # -- helpers -------------------------------------------------------------------------------
+    def check_centres(self, mu) -> np.ndarray:
+        mu = as_float_matrix(mu, "centres", ncols=self.d)
+        if mu.shape[0] != self.k:
+            raise ValueError(f"centres must have k={self.k} rows; got {mu.shape[0]}")
+        return mu
+
+    def nearest(self, mu):
+        """(labels, sqdist) of the nearest centre, memoised for the last ``mu`` object seen."""
+        if self._cache_w is not mu:
+            self._cache = assign_nearest(self.X, mu)
+            self._cache_w = mu
+        return self._cache
+
+    @property
+    def steps(self) -> int:
+        return int(round(self.walk_sweeps * self.n))
+
+    # -- the protocol --------------------------------------------------------------------------
+    def objective(self, mu) -> float:
+        return float(self.nearest(mu)[1].sum())
+
+    def evaluate(self, z, mu) -> float:
+        return float(assignment_cost(self.X, mu, z).sum())
+
+    def minimize(self, z, mu_prev=None):
+        return centres_of(self.X, z, self.k, empty=self.empty, previous=mu_prev)
+
+    def touching(self, mu):
+        return self.nearest(mu)[0].copy()
+
+    def select(self, mu, v, rng: np.random.Generator):
+        z, cost = self.nearest(mu)
+        z, cost = z.copy(), cost.copy()
+        self.walk(mu, z, cost, v, self.steps, rng)
+        return z
+
+    def describe(self, z, mu) -> dict:
+        z0 = self.nearest(mu)[0]
+        return {"changed": float(np.mean(z != z0)),
+                "nonempty": int(np.count_nonzero(np.bincount(z, minlength=self.k)))}
+
+    # -- the random walk -----------------------------------------------------------------------
+    def walk(self, mu, z, cost, budget: float, steps: int, rng: np.random.Generator):
+        """Run ``steps`` walk proposals in place on (z, cost); return (total, accepted)."""
+        state = rng.integers(0, np.iinfo(np.uint64).max, size=4, dtype=np.uint64, endpoint=True)
+        if not state.any():
+            state[0] = 1  # xoshiro's all-zero state is a fixed point
+        total = float(cost.sum())
+        impl = _rw if self.backend == "cython" else _rw_ref
+        return impl.random_walk(self.X, np.ascontiguousarray(mu), z, cost, total, float(budget),
+                                int(steps), state)
+
+
+def per_point(value: float, n: int) -> float:
+    """The normalisation of the paper's Table 1: the k-means objective (4) divided by n."""
+    return value / n
+
+
+def kmeans(family: KMeansFamily, mu0, *, eps: float = 0.0, max_iter: int = 10_000, **kw) -> Trace:
+    """Lloyd's k-means = MM with the touching bound; stops when no point would move (d_t <= eps)."""
+    return run_mm(family, family.check_centres(mu0), eps=eps, max_iter=max_iter, **kw)
+
+
+def gmm_kmeans(family: KMeansFamily, mu0, *, eta: float, eps: float, rng: np.random.Generator,
+               max_iter: int = 10_000, **kw) -> Trace:
+    """G-MM with random valid bounds (Algorithm 1, section 4.1)."""
+    return run(family, family.check_centres(mu0), eta=eta, eps=eps, rng=rng, max_iter=max_iter, **kw)
