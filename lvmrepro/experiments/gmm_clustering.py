@@ -79,6 +79,17 @@ def load(name: str, data_seed: int = 0):
     raise ValueError(f"unknown data set {name!r}; use one of {DATASETS}")
 
 
+FILES = {"D31": ["clustering/d31.data.gz", "clustering/d31.labels0.gz"], "Cloud": ["clustering/cloudData.csv"]}
+
+
+def record_data(names) -> None:
+    """Fetch (verify) the real files behind ``names`` in this process, so the result lists them even
+    when the arrays come from the in-process cache or were loaded in worker processes."""
+    for name in names:
+        for f in FILES.get(name, []):
+            datasets.fetch(f)
+
+
 def _trial(args) -> dict:
     """One trial: the same initial centres for k-means and G-MM; objectives per point."""
     dataset, init, seed, p = args
@@ -139,6 +150,7 @@ COMMON = {"eta": 0.02, "walk_sweeps": 20, "eps_rel": 1e-6, "empty": "origin", "d
 def table1(ctx):
     """Mean, std and best of the per-point k-means objective over trials, k-means vs G-MM."""
     p = ctx.params
+    record_data(p["datasets"])
     items, seeds = _trial_items(ctx, p["datasets"], INITS, _clustering_params(p))
     trials = ctx.map(_trial, items, desc="Table 1 trials")
     eta = str(p["eta"])
@@ -225,8 +237,7 @@ def table4_clustering(ctx):
     missing = [d for d in names if d not in t1["params"]["datasets"]]
     if missing:
         raise ValueError(f"gmm.table1 at scale {ctx.scale!r} does not include {missing}")
-    if "Cloud" in names:  # record the data file read, also when the nested run came from the cache
-        datasets.load_cloud()
+    record_data(names)
     rows = []
     for d in names:
         for init in INITS:
@@ -264,6 +275,7 @@ def table4_clustering(ctx):
 def fig2(ctx):
     """G-MM objective (mean, std, best over trials) vs eta, per initialisation; eta = 1 is k-means."""
     p = dict(ctx.params)
+    record_data(p["datasets"])
     q = {**_clustering_params(p), "etas": p["etas"]}
     items, seeds = _trial_items(ctx, p["datasets"], INITS, q, key0=1000)
     trials = ctx.map(_trial, items, desc="Figure 2 trials")
@@ -301,6 +313,7 @@ def fig2(ctx):
         scales={"smoke": {**COMMON}, "default": {**COMMON}, "paper": {**COMMON}})
 def fig5(ctx):
     p = ctx.params
+    record_data(["D31"])
     X, y = load("D31")
     n = X.shape[0]
     rng = ctx.rngs(1, key=5)[0]
@@ -386,6 +399,7 @@ def theorem1(ctx):
     """On every run: eta * sum d_t <= v_0 - b_T(w_T) <= F(w_0) - F_* (F_* = 0), d_T < eps, and the
     exact strong-convexity identity b_t(w_{t-1}) - b_t(w_t) = sum_j n_j |mu_j^{t-1} - mu_j^t|^2."""
     p = ctx.params
+    record_data(p["datasets"])
     items, seeds = _trial_items(ctx, p["datasets"], INITS, {**_clustering_params(p), "etas": p["etas"]}, key0=2000)
     res = ctx.map(_theorem_trial, items, desc="Theorem 1 runs")
     rows = [r for rr in res for r in rr]
@@ -440,6 +454,7 @@ def _theorem_trial(args):
 def walk(ctx):
     """(a) fraction of labels changed vs walk length at a recorded G-MM state; (b) G-MM objective vs walk length."""
     p = ctx.params
+    record_data(p["datasets"])
     mix_items = [(d, s, p) for d, s in zip(p["datasets"], ctx.seeds(len(p["datasets"]), key=3000))]
     mixing = ctx.map(_mixing, mix_items, desc="mixing curves")
     items = []

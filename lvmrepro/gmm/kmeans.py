@@ -139,6 +139,36 @@ class KMeansFamily(BoundFamily):
                                 int(steps), state)
 
 
+def random_valid_assignment(X, centres, z0, budget: float, steps: int, rng: np.random.Generator, *,
+                            backend: str = "cython"):
+    """Validated public entry to the random walk: start at assignment ``z0`` (which must satisfy
+    ``b_z0(centres) <= budget``), make ``steps`` single-label proposals, return ``(z, total, accepted)``
+    where ``total = b_z(centres) <= budget``.  ``backend="numpy"`` runs the plain reference."""
+    X = as_float_matrix(X, "X")
+    k = np.asarray(centres).shape[0] if np.ndim(centres) == 2 else 0
+    centres = as_float_matrix(centres, "centres", ncols=X.shape[1])
+    check_k(k, X.shape[0], name="number of centres k")
+    z = np.array(z0, dtype=np.int64, copy=True)
+    if z.shape != (X.shape[0],):
+        raise ValueError(f"z0 must have one label per point (shape ({X.shape[0]},)); got {z.shape}")
+    if z.size and (z.min() < 0 or z.max() >= k):
+        raise ValueError(f"z0 labels must lie in [0, {k}); got range [{z.min()}, {z.max()}]")
+    budget = float(budget)
+    if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 0:
+        raise ValueError(f"steps must be a non-negative integer; got {steps!r}")
+    cost = assignment_cost(X, centres, z)
+    if not np.isfinite(budget) or cost.sum() > budget:
+        raise ValueError(f"the start assignment is not valid: b_z0 = {cost.sum()!r} > budget = {budget!r}")
+    state = rng.integers(0, np.iinfo(np.uint64).max, size=4, dtype=np.uint64, endpoint=True)
+    if not state.any():
+        state[0] = 1
+    if backend not in ("cython", "numpy"):
+        raise ValueError(f"unknown backend {backend!r}; use 'cython' or 'numpy'")
+    impl = _rw if backend == "cython" else _rw_ref
+    total, accepted = impl.random_walk(X, centres, z, cost, float(cost.sum()), budget, int(steps), state)
+    return z, total, accepted
+
+
 def per_point(value: float, n: int) -> float:
     """The normalisation of the paper's Table 1: the k-means objective (4) divided by n."""
     return value / n

@@ -1,0 +1,97 @@
+"""The generic G-MM driver: Algorithm 1's bookkeeping and its invariant checks."""
+import numpy as np
+import pytest
+
+from lvmrepro.gmm import driver
+from lvmrepro.gmm.toy1d import Background1D
+
+
+class TwoWells(driver.BoundFamily):
+    """F(w) = min((w-1)^2, (w+1)^2); bounds z in {-1, +1}: (w - z)^2 + offset."""
+
+    def __init__(self, offset=0.0):
+        self.offset = offset
+
+    def objective(self, w):
+        return min((w - 1) ** 2, (w + 1) ** 2)
+
+    def evaluate(self, z, w):
+        return (w - z) ** 2 + (self.offset if z == 1 else 0.0)
+
+    def minimize(self, z, w_prev=None):
+        return float(z)
+
+    def touching(self, w):
+        return 1 if w >= 0 else -1
+
+
+def test_mm_converges_and_records():
+    tr = driver.run_mm(TwoWells(), 0.3, eps=1e-12)
+    assert tr.converged and tr.iterations == 1 and tr.w == 1.0
+    assert tr.F == [pytest.approx(0.49), 0.0] and tr.bound_at_prev == [pytest.approx(0.49)]
+    assert tr.to_dict()["iterations"] == 1
+
+
+class Invalid(TwoWells):
+    def select(self, w, v, rng):  # the bound that does NOT touch: b(w) > F(w) = v_0
+        return -1 if w >= 0 else 1
+
+
+def test_invalid_bound_raises():
+    with pytest.raises(driver.InvariantViolation, match="not valid"):
+        driver.run(Invalid(), 0.3, eta=0.5, eps=1e-12)
+
+
+class NotMinimising(TwoWells):
+    def minimize(self, z, w_prev=None):
+        return float(z) + 2.0  # b(w_t) = 4 > b(w_0)
+
+
+def test_minimize_that_does_not_minimise_raises():
+    with pytest.raises(driver.InvariantViolation, match="did not minimise"):
+        driver.run_mm(NotMinimising(), 0.3, eps=1e-12)
+
+
+class NotABound(TwoWells):
+    def evaluate(self, z, w):
+        return (w - z) ** 2 - 1.0  # below F somewhere
+
+
+def test_bound_below_objective_raises():
+    with pytest.raises(driver.InvariantViolation):
+        driver.run_mm(NotABound(), 0.3, eps=1e-12)
+
+
+@pytest.mark.parametrize("eta", [0.0, -0.1, 1.5, float("nan")])
+def test_bad_eta(eta):
+    with pytest.raises(ValueError, match="eta"):
+        driver.run(TwoWells(), 0.3, eta=eta, eps=1e-9)
+
+
+def test_bad_eps_and_max_iter():
+    with pytest.raises(ValueError, match="eps"):
+        driver.run(TwoWells(), 0.3, eta=0.5, eps=-1)
+    with pytest.raises(ValueError, match="max_iter"):
+        driver.run(TwoWells(), 0.3, eta=0.5, eps=1e-9, max_iter=0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("eta", [0.05, 0.3, 1.0])
+def test_gmm_on_enumerable_problem_keeps_invariants(seed, eta):
+    fam = Background1D([-6.0, -5.0, -4.0, -3.0, -1.0, 0.3, 1.6, 5.2, 6.3, 7.4], c=0.0)
+    tr = driver.run(fam, 0.5, eta=eta, eps=1e-9, rng=np.random.default_rng(seed))
+    assert tr.converged
+    # monotone bound values, v_t definition, and inequality (15) of the proof
+    assert np.all(np.diff(tr.bound_at_min) <= 1e-9)
+    np.testing.assert_allclose(tr.v[1:], np.array(tr.bound_at_min) - eta * np.array(tr.d))
+    th = tr.theorem1(F_star=0.0)
+    assert th["holds_15"] and th["holds_bound"]
+    # each selected bound was valid
+    assert np.all(np.array(tr.bound_at_prev) <= np.array(tr.v[:-1]) + 1e-9)
+
+
+def test_eta_one_random_selection_equals_mm_without_ties():
+    fam = Background1D([-6.0, -5.0, -4.0, -3.0, -1.0, 0.3, 1.6, 5.2, 6.3, 7.4], c=0.0)
+    mm = driver.run_mm(fam, 0.5, eps=1e-9)
+    gm = driver.run(fam, 0.5, eta=1.0, eps=1e-9, rng=np.random.default_rng(1))
+    assert gm.F == mm.F
