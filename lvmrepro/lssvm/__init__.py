@@ -9,3 +9,5 @@ from lvmrepro.lssvm.model import (  # noqa: F401
 )
 from lvmrepro.lssvm.solver import SolveResult, solve_cutting_plane, solve_dcd  # noqa: F401
 from lvmrepro.lssvm.cccp import CCCP, LearnResult  # noqa: F401
+from lvmrepro.lssvm.spl import SelfPaced  # noqa: F401,E402
+from lvmrepro.lssvm.groupnorm import GroupNormLSSVM, block_norms, group_penalty  # noqa: F401,E402

@@ -75,38 +75,40 @@ class GroupNormLSSVM:
         hinge = np.maximum(0.0, aug - self.model.score(w, X, Y, H))
         return self.omega(w) + self.C / len(Y) * float(hinge.sum())
 
-    def _hinge_grad(self, w, X, Y, H, phi_gt_sum_cache):
+    def _eval(self, w, X, Y, H):
+        """``L(w, {h_i})`` and the hinge part's subgradient ``C/n sum_i m_i`` (eq. 12) in one oracle call."""
         model, n = self.model, len(Y)
         yb, hb, aug = model.loss_augmented_inference(w, X, Y)
-        active = (aug - model.score(w, X, Y, H) > 0).astype(np.float64)
+        margin = aug - model.score(w, X, Y, H)
+        active = (margin > 0).astype(np.float64)
+        obj = self.omega(w) + self.C / n * float(np.maximum(margin, 0.0).sum())
         m = model.feature_sum(X, yb, hb, active) - model.feature_sum(X, Y, H, active)
-        return self.C / n * m
+        return obj, self.C / n * m
+
+    def _step(self, w, g, alpha):
+        if self.method == "subgradient":
+            norms = block_norms(w, self.groups)
+            scale = np.divide(self.lam, norms, out=np.zeros_like(norms), where=norms > 0)
+            d_omega = np.zeros_like(w)
+            d_omega[self.groups] = w[self.groups] * scale[:, None]
+            if self.reg == "elastic":
+                d_omega += w
+            return w - alpha * (d_omega + g)
+        u = w - alpha * g
+        norms = block_norms(u, self.groups)
+        shrink = np.maximum(0.0, 1.0 - np.divide(alpha * self.lam, norms, out=np.full_like(norms, np.inf),
+                                                where=norms > 0))
+        w = u.copy()
+        w[self.groups] = u[self.groups] * shrink[:, None]
+        return w / (1.0 + alpha) if self.reg == "elastic" else w
 
     def _inner(self, w, X, Y, H):
-        best_w, best = w.copy(), self.objective(w, X, Y, H)
-        cur = best
+        cur, g = self._eval(w, X, Y, H)
+        best_w, best = w.copy(), cur
         eta, since_best, it = 0, 0, 0
         for it in range(1, self.inner_iter + 1):
-            alpha = 1.0 / (eta + 1)
-            g = self._hinge_grad(w, X, Y, H, None)
-            if self.method == "subgradient":
-                norms = block_norms(w, self.groups)
-                scale = np.divide(self.lam, norms, out=np.zeros_like(norms), where=norms > 0)
-                d_omega = np.zeros_like(w)
-                d_omega[self.groups] = w[self.groups] * scale[:, None]
-                if self.reg == "elastic":
-                    d_omega += w
-                w = w - alpha * (d_omega + g)
-            else:
-                u = w - alpha * g
-                norms = block_norms(u, self.groups)
-                shrink = np.maximum(0.0, 1.0 - np.divide(alpha * self.lam, norms, out=np.full_like(norms, np.inf),
-                                                        where=norms > 0))
-                w = u.copy()
-                w[self.groups] = u[self.groups] * shrink[:, None]
-                if self.reg == "elastic":
-                    w = w / (1.0 + alpha)
-            new = self.objective(w, X, Y, H)
+            w = self._step(w, g, 1.0 / (eta + 1))
+            new, g = self._eval(w, X, Y, H)
             if new > cur:
                 eta += 1
             cur = new

@@ -299,12 +299,18 @@ class EnumerableStatesModel(LatentModel):
         return phi
 
     def feature_sum(self, X, Y, H, weights):
+        from scipy.sparse import csr_matrix
         X = as_state_features(X)
-        out = np.zeros(self.size_w)
         H = np.asarray(H, np.int64)
-        off = self.offsets[np.asarray(Y, np.int64), H]
-        blocks = X.F[np.arange(len(H)), H] * np.asarray(weights, float)[:, None]
-        np.add.at(out, off[:, None] + np.arange(self.block_size)[None, :], blocks)
+        n = len(H)
+        s = self.state_index[np.asarray(Y, np.int64), H]
+        if np.any(s < 0):
+            raise ValueError("some (y_i, h_i) pairs are not states of this model")
+        # per-state weighted sums of the feature blocks (sparse state x example matrix), then placed in w
+        M = csr_matrix((np.asarray(weights, float), (s, np.arange(n))), shape=(self.n_states, n))
+        sums = M @ X.F[np.arange(n), H]
+        out = np.zeros(self.size_w)
+        np.add.at(out, self.state_offset[:, None] + np.arange(self.block_size)[None, :], sums)
         return out
 
     def loss(self, y_true, y_pred, h_pred=None):
