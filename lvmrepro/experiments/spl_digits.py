@@ -68,7 +68,7 @@ def _run(args):
 
 @target("spl.fig3", title="SPL Fig. 3: CCCP vs self-paced learning, MNIST digit pairs with latent rotation",
         notebook="notebooks/spl/02_digits", paper=PAPER_FIG3,
-        scales={"smoke": {"pairs": [[1, 7]], "C": [25, 300], "n_train": 150, "n_test": 300,
+        scales={"smoke": {"pairs": [[1, 7]], "C": [25, 100], "n_train": 120, "n_test": 300,
                           "eps": 0.001, "mu": 1.3, "T0": 2},
                 "default": {"pairs": [[1, 7], [2, 7], [3, 8], [8, 9]], "C": [25, 50, 100, 150, 200, 250, 300],
                             "n_train": 2000, "n_test": None, "eps": 0.001, "mu": 1.3, "T0": 2},
