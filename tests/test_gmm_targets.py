@@ -5,7 +5,7 @@ import pytest
 from lvmrepro.experiments import run
 from conftest import needs_data
 
-TARGETS = ["gmm.fig1", "gmm.table1", "gmm.table4_clustering", "gmm.fig2", "gmm.fig5", "gmm.theorem1", "gmm.walk"]
+TARGETS = ["gmm.fig1", "gmm.table1", "gmm.table4_clustering", "gmm.fig2", "gmm.fig5", "gmm.theorem1", "gmm.walk", "gmm.dead_clusters"]
 
 
 @needs_data
