@@ -149,7 +149,7 @@ def planted_problem(seed, n=40, d=8, k=3, positions=6):
 def test_every_gmm_bound_is_valid(kind):
     model, X, Y, H0 = planted_problem(11)
     rng = np.random.default_rng(0)
-    fam = LSSVMBounds(model, X, Y, 0.4, H0, kind=kind, solver_tol=1e-6, n_folds=4, fold_seed=1)
+    fam = LSSVMBounds(model, X, Y, 0.4, H0, kind=kind, solver_tol=1e-4, n_folds=4, fold_seed=1)
     trace = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else 0.2, eps=1e-8, rng=rng,
                        max_iter=8, record_bounds=True)
     assert trace.F[0] == pytest.approx(1.0)       # F(0) = 1 with the 0-1 loss
@@ -186,3 +186,26 @@ def test_random_bound_respects_the_budget():
         fam.t = 1
         z = fam._select_random(w, frac * full_gap, np.random.default_rng(2))
         assert np.mean(fam.gaps(z, w)) <= frac * full_gap + 1e-15
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 25))
+def test_simplex_qp_kernel_matches_reference_and_is_optimal(seed, k):
+    from lvmrepro.lssvm.models.mammals import solve_simplex_qp
+    rng = np.random.default_rng(seed)
+    G = rng.standard_normal((k, 4))
+    Q = G @ G.T
+    b = rng.standard_normal(k)
+    a0 = np.zeros(k); a0[0] = 2.0
+    a_c, steps_c, fw_c = solve_simplex_qp(Q, b, a0, 2.0, 1e-10)
+    a_r, steps_r, fw_r = solve_simplex_qp(Q, b, a0, 2.0, 1e-10, backend="numpy")
+    assert steps_c == steps_r
+    np.testing.assert_allclose(a_c, a_r, atol=1e-10)
+    assert a_c.min() >= 0 and a_c.sum() == pytest.approx(2.0)
+    assert fw_c <= 1e-10
+    f = lambda a: b @ a - 0.5 * a @ Q @ a  # noqa: E731
+    for _ in range(50):     # no feasible point is better than the solution by more than the gap
+        p = rng.dirichlet(np.ones(k)) * 2.0
+        assert f(p) <= f(a_c) + 1e-9
+    with pytest.raises(ValueError, match="feasible"):
+        solve_simplex_qp(Q, b, np.ones(k), 2.0 * k + 1, 1e-9)

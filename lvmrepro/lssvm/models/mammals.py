@@ -242,7 +242,7 @@ class MammalsModel(LatentModel):
         return self._caches[key]
 
     def solve_convex(self, X, Y, H, C, *, sample_weight=None, tol=None, w0=None, max_iter: int = 1000,
-                     qp_iter: int = 4000, cache=None) -> SolveResult:
+                     qp_iter: int = 200_000, cache=None) -> SolveResult:
         """Minimise the bound with latent values ``H`` fixed (1-slack cutting plane, warm-started)."""
         if cache is None:
             cache = self._cache_for(X, C, sample_weight)
@@ -255,47 +255,26 @@ class MammalsModel(LatentModel):
         return res
 
 
-def _project_simplex(a, total):
-    u = np.sort(a)[::-1]
-    css = np.cumsum(u) - total
-    k = np.arange(1, len(a) + 1)
-    rho = np.nonzero(u - css / k > 0)[0][-1]
-    return np.maximum(a - css[rho] / (rho + 1), 0.0)
+def solve_simplex_qp(Q, b, alpha, total, tol, max_steps: int = 200_000, backend: str = "cython"):
+    """max b.a - 1/2 a'Qa over {a >= 0, sum a = total}, from ``alpha``, to Frank-Wolfe gap <= tol.
 
-
-def _lipschitz(Q, v0=None, iters: int = 30):
-    """Upper estimate of the largest eigenvalue of the PSD matrix ``Q`` (power iteration, +5 %)."""
-    v = np.ones(len(Q)) if v0 is None or len(v0) != len(Q) else np.abs(v0) + 1e-12
-    lam = 0.0
-    for _ in range(iters):
-        u = Q @ v
-        nu = float(np.linalg.norm(u))
-        if nu <= 1e-300:
-            return 1e-12
-        lam, v = nu / float(np.linalg.norm(v)), u / nu
-    return max(1.05 * lam, 1e-12)
-
-
-def _qp_fista(Q, b, alpha, total, iters, tol):
-    """max b.a - 1/2 a'Qa over {a >= 0, sum a = total} by FISTA with restarts; stops at
-    Frank-Wolfe gap <= tol.  Any feasible ``a`` gives a valid dual bound, so accuracy only affects speed."""
-    L = _lipschitz(Q, alpha)
-    z, a_prev, tk = alpha.copy(), alpha.copy(), 1.0
-    f_prev = -np.inf
-    for it in range(iters):
-        a_new = _project_simplex(z + (b - Q @ z) / L, total)
-        tk_new = 0.5 * (1 + np.sqrt(1 + 4 * tk * tk))
-        z = a_new + (tk - 1) / tk_new * (a_new - a_prev)
-        a_prev, tk = a_new, tk_new
-        if it % 10 == 9:
-            grad = b - Q @ a_prev          # ascent direction of the concave dual
-            if total * grad.max() - grad @ a_prev <= tol:
-                break
-            f = float(b @ a_prev - 0.5 * a_prev @ Q @ a_prev)
-            if f < f_prev:                 # adaptive restart (O'Donoghue & Candes)
-                z, tk = a_prev.copy(), 1.0
-            f_prev = f
-    return a_prev
+    Sequential minimal optimisation (maximal violating pair, exact line search) in the Cython kernel
+    :mod:`lvmrepro._kernels.simplex_qp`; ``backend="numpy"`` runs its NumPy reference.  Any feasible
+    point gives a valid dual bound, so the accuracy only affects how fast the cutting planes converge.
+    """
+    from lvmrepro._kernels import simplex_qp, simplex_qp_ref
+    Q = np.ascontiguousarray(Q, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    a = np.array(alpha, dtype=np.float64)
+    if Q.ndim != 2 or Q.shape[0] != Q.shape[1] or b.shape != (Q.shape[0],) or a.shape != b.shape:
+        raise ValueError(f"bad QP shapes: Q {Q.shape}, b {b.shape}, alpha {a.shape}")
+    if np.any(a < -1e-12 * max(1.0, total)) or abs(a.sum() - total) > 1e-9 * max(1.0, abs(total)):
+        raise ValueError("alpha must be feasible: non-negative and summing to total")
+    a = np.maximum(a, 0.0)
+    a *= total / a.sum()        # remove rounding drift of earlier updates
+    impl = simplex_qp.simplex_qp_smo if backend == "cython" else simplex_qp_ref.simplex_qp_smo
+    steps, fw = impl(Q, b, a, float(total), float(tol), int(max_steps))
+    return a, int(steps), float(fw)
 
 
 class PlaneCache:
@@ -356,7 +335,7 @@ class PlaneCache:
 
 
 def solve_cutting_plane_warm(model: MammalsModel, X, Y, H, C, *, sample_weight=None, tol=None, w0=None,
-                             max_iter: int = 1000, qp_iter: int = 4000, cache: PlaneCache | None = None
+                             max_iter: int = 1000, qp_iter: int = 200_000, cache: PlaneCache | None = None
                              ) -> SolveResult:
     """1-slack cutting plane for ``1/2||w||^2 + C/n sum_i v_i xi_i(w; H)`` to duality gap ``tol``.
 
@@ -402,7 +381,7 @@ def solve_cutting_plane_warm(model: MammalsModel, X, Y, H, C, *, sample_weight=N
         Q = np.zeros((k + 1, k + 1))
         Q[1:, 1:] = (p @ p) - pg[:, None] - pg[None, :] + cache.gram
         bvec = np.concatenate([[0.0], cache.b])
-        alpha = _qp_fista(Q, bvec, alpha, C, qp_iter, 0.1 * tol)
+        alpha, _, _ = solve_simplex_qp(Q, bvec, alpha, C, 0.1 * tol, max_steps=qp_iter)
         solved_once = True
         w = alpha[1:] @ (p[None, :] - Ghat)
         dual = max(dual, float(alpha @ bvec) - 0.5 * float(alpha @ Q @ alpha))
