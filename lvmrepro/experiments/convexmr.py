@@ -71,7 +71,7 @@ _SYN_SCALES = {
     "smoke": {"repeats": 2, "restarts": 5, "t": 30, "k": 5, "x_range": 10.0, "em_sigma": 1.0, "em_gamma": 1.0,
               "cvx_sigma": 1.0, "cvx_gamma": 1.0, "minmin_iter": 50},
     "default": {"repeats": 10, "restarts": 100, "t": 30, "k": 5, "x_range": 10.0, "em_sigma": 1.0,
-                "em_gamma": 1.0, "cvx_sigma": 1.0, "cvx_gamma": 1.0, "minmin_iter": 2000},
+                "em_gamma": 1.0, "cvx_sigma": 1.0, "cvx_gamma": 1.0, "minmin_iter": 500},
     "paper": {"repeats": 10, "restarts": 100, "t": 30, "k": 5, "x_range": 10.0, "em_sigma": 1.0,
               "em_gamma": 1.0, "cvx_sigma": 1.0, "cvx_gamma": 1.0, "minmin_iter": 5000},
 }

@@ -22,7 +22,7 @@ from lvmrepro.validation import as_float_matrix, as_float_vector, check_k
 LOG2PI = np.log(2 * np.pi)
 
 
-def logsumexp(a: np.ndarray, axis: int = 1) -> np.ndarray:
+def logsumexp(a: np.ndarray, axis: int = -1) -> np.ndarray:
     """Row-wise log-sum-exp (scipy's version carries array-API overhead in this hot loop)."""
     m = a.max(axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
@@ -56,53 +56,65 @@ def _validate(X, y, k, sigma, gamma):
 
 
 def _log_joint(X, y, W, weights, sigma):
-    """log pi_j + log N(y_i; x_i . w_j, sigma^2), shape (t, k)."""
-    resid = y[:, None] - X @ W.T
+    """log pi_j + log N(y_i; x_i . w_j, sigma^2), shape (..., t, k) for W of shape (..., k, n)."""
+    resid = y[:, None] - X @ np.swapaxes(W, -1, -2)
     with np.errstate(divide="ignore"):
         logw = np.log(weights)
-    return logw[None, :] - 0.5 * (resid / sigma) ** 2 - np.log(sigma) - 0.5 * LOG2PI
+    return logw[..., None, :] - 0.5 * (resid / sigma) ** 2 - np.log(sigma) - 0.5 * LOG2PI
 
 
 def penalised_loglik(X, y, W, weights, sigma, gamma) -> float:
-    return float(logsumexp(_log_joint(X, y, W, weights, sigma), axis=1).sum() - 0.5 * gamma * (W * W).sum())
+    return float(logsumexp(_log_joint(X, y, W, weights, sigma), axis=-1).sum() - 0.5 * gamma * (W * W).sum())
 
 
 def _m_step(X, y, R, sigma, gamma):
-    """Weighted ridge regression per component, batched over components."""
+    """Weighted ridge regression per component, batched over restarts and components.
+
+    ``R`` has shape (B, t, k); returns W (B, k, n) and weights (B, k).
+    """
     n = X.shape[1]
     ridge = sigma ** 2 * gamma
-    G = np.einsum("ij,ik,il->jkl", R, X, X) + ridge * np.eye(n)[None]
-    b = (R * y[:, None]).T @ X
+    G = np.einsum("bij,ik,il->bjkl", R, X, X) + ridge * np.eye(n)
+    b = np.einsum("bij,i,ik->bjk", R, y, X)
     try:
-        W = np.linalg.solve(G, b[:, :, None])[:, :, 0]
+        W = np.linalg.solve(G, b[..., None])[..., 0]
     except np.linalg.LinAlgError:      # an empty component with gamma = 0: minimum-norm answer
-        W = np.stack([np.linalg.lstsq(G[j], b[j], rcond=None)[0] for j in range(R.shape[1])])
-    weights = R.mean(0)
-    return W, weights
+        W = np.einsum("bjkl,bjl->bjk", np.linalg.pinv(G), b)
+    return W, R.mean(1)
 
 
-def _one_run(X, y, k, sigma, gamma, rng, max_iter, tol, hard):
+def _runs(X, y, k, sigma, gamma, rng, restarts, max_iter, tol, hard):
+    """All restarts at once (vectorised); each restart is an independent EM run that stops updating
+    once its objective gains less than ``tol`` (relative)."""
     t = X.shape[0]
-    labels = rng.integers(0, k, size=t)
+    labels = rng.integers(0, k, size=(restarts, t))
     R = np.eye(k)[labels]
     W, weights = _m_step(X, y, R, sigma, gamma)
     history = []
+    active = np.ones(restarts, bool)
     for it in range(max_iter):
         lj = _log_joint(X, y, W, weights, sigma)
+        pen = 0.5 * gamma * (W * W).sum(axis=(1, 2))
         if hard:
-            new = np.argmax(lj, axis=1)
-            R = np.eye(k)[new]
-            obj = float(lj[np.arange(t), new].sum() - 0.5 * gamma * (W * W).sum())
+            new = np.argmax(lj, axis=2)
+            Rn = np.eye(k)[new]
+            obj = np.take_along_axis(lj, new[..., None], axis=2)[..., 0].sum(1) - pen
         else:
-            norm = logsumexp(lj, axis=1)
-            R = np.exp(lj - norm[:, None])
-            obj = float(norm.sum() - 0.5 * gamma * (W * W).sum())
+            norm = logsumexp(lj, axis=2)
+            Rn = np.exp(lj - norm[..., None])
+            obj = norm.sum(1) - pen
+        if history:
+            obj = np.where(active, obj, history[-1])
+            active &= obj - history[-1] > tol * np.maximum(1.0, np.abs(obj))
         history.append(obj)
-        if it > 0 and obj - history[-2] <= tol * max(1.0, abs(obj)):
+        if not active.any():
             break
-        W, weights = _m_step(X, y, R, sigma, gamma)
-    labels = np.argmax(_log_joint(X, y, W, weights, sigma), axis=1)
-    return W, weights, labels, history
+        R = np.where(active[:, None, None], Rn, R)
+        Wn, wn = _m_step(X, y, R, sigma, gamma)
+        W = np.where(active[:, None, None], Wn, W)
+        weights = np.where(active[:, None], wn, weights)
+    labels = np.argmax(_log_joint(X, y, W, weights, sigma), axis=2)
+    return W, weights, labels, np.array(history)
 
 
 def em(X, y, k, *, sigma=1.0, gamma=1e-6, restarts: int = 100, rng=None, max_iter: int = 300,
@@ -112,13 +124,12 @@ def em(X, y, k, *, sigma=1.0, gamma=1e-6, restarts: int = 100, rng=None, max_ite
     if isinstance(restarts, bool) or not isinstance(restarts, (int, np.integer)) or restarts < 1:
         raise ValueError(f"restarts must be a positive integer; got {restarts!r}")
     rng = np.random.default_rng(rng)
-    best = None
-    finals = []
-    for _ in range(restarts):
-        W, weights, labels, history = _one_run(X, y, k, sigma, gamma, rng, max_iter, tol, hard)
-        finals.append(history[-1])
-        if best is None or history[-1] > best[3][-1]:
-            best = (W, weights, labels, history)
-    W, weights, labels, history = best
-    return EMResult(labels=labels, W=W, weights=weights, loglik=history[-1], history=history,
-                    iterations=len(history), restarts=restarts, all_logliks=finals)
+    W, weights, labels, hist = _runs(X, y, k, sigma, gamma, rng, int(restarts), max_iter, tol, hard)
+    finals = hist[-1]
+    b = int(np.argmax(finals))
+    history = hist[:, b].tolist()
+    # trim the frozen tail: the best run's own iterations
+    while len(history) > 1 and history[-1] == history[-2]:
+        history.pop()
+    return EMResult(labels=labels[b], W=W[b], weights=weights[b], loglik=float(finals[b]), history=history,
+                    iterations=len(history), restarts=int(restarts), all_logliks=finals.tolist())

@@ -177,12 +177,14 @@ def maxmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, rng=None, method: str = "lb
         message = str(sol.message)
     else:
         c, best_c, best_v = c0.copy(), c0.copy(), -np.inf
+        radius = 0.5 * np.linalg.norm(prob.ytil)     # c* lies between 0 and ytil (it shrinks ytil)
         for it in range(max_iter):
             v, g = lower_bound(prob, c, with_grad=True)
             nfev[0] += 1
             if v > best_v:
                 best_v, best_c = v, c.copy()
-            c = c + (1.0 / (prob.sigma ** 2 * (it + 1))) * g   # step 1/(mu t) for a mu-strongly concave g
+            # normalised steps of diminishing length (classic subgradient rule; best value kept)
+            c = c + (radius / np.sqrt(it + 1.0)) * g / max(np.linalg.norm(g), 1e-300)
         c, iters, converged, message = best_c, max_iter, True, "fixed iteration budget"
     M, ub, info = _recover_M(prob, c)
     # the best c for this M (closed form) can only raise the certificate's lower end if g is higher there
