@@ -330,7 +330,7 @@ def table4_clustering(ctx):
 @target("gmm.fig2", title="Figure 2: effect of the progress coefficient eta on G-MM (D31, GMM-200)",
         notebook="notebooks/gmm/03_eta",
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31"], "etas": [0.05, 0.5, 1.0]},
-                "default": {**COMMON, "trials": 4, "datasets": ["D31", "GMM-200"], "etas": [0.02, 0.1, 0.3, 1.0]},
+                "default": {**COMMON, "trials": 3, "datasets": ["D31", "GMM-200"], "etas": [0.02, 0.1, 0.3, 1.0]},
                 "paper": {**COMMON, "trials": 50, "datasets": ["D31", "GMM-200"],
                           "etas": [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0]}})
 def fig2(ctx):
