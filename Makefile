@@ -15,7 +15,8 @@ ifeq ($(origin LVMREPRO_DATA), undefined)
 endif
 export LVMREPRO_RESULTS ?= $(abspath results)
 export LVMREPRO_CACHE ?= $(abspath build/cache)
-export MPLBACKEND := Agg
+# No MPLBACKEND here: Agg would stop notebooks from showing figures inline; headless matplotlib
+# falls back to Agg by itself outside Jupyter.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 JOBS ?= 2
 # The book's scale: `default` unless LVMREPRO_SCALE says otherwise (e.g. LVMREPRO_SCALE=paper make book).
