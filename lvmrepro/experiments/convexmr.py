@@ -288,16 +288,21 @@ def table1(ctx):
                                 f"tuned: EM {r['em_tuned']:.4f}, max-min {r['maxmin_tuned']:.4f}, min-min "
                                 f"{r['minmin_tuned']:.4f}"))
     gaps = [r["rel_gap"] for r in main if r["method"] == "maxmin"]
+    # both solve the same relaxation: where each certifies its own optimum (gap < 1e-3), the values agree
+    pairs = [(a, b) for a in main for b in main
+             if a["method"] == "maxmin" and b["method"] == "minmin" and a["sequence"] == b["sequence"]
+             and a["gamma"] == b["gamma"] and a.get("q") == b.get("q")]
+    certified = [(a, b) for a, b in pairs if a["rel_gap"] < 1e-3 and b["rel_gap"] < 1e-3]
+    worst = max((abs(a["upper"] - b["upper"]) / max(1.0, abs(a["upper"])) for a, b in certified), default=None)
     claims.append(claim("maxmin-minmin-same-relaxation",
-                        "Max-min and min-min solve the same relaxation (our check: their certified objective "
-                        "values agree to 1% at every grid point).",
-                        all(abs(a["upper"] - b["upper"]) <= 1e-2 * max(1.0, abs(a["upper"]))
-                            for a in main for b in main
-                            if a["method"] == "maxmin" and b["method"] == "minmin" and a["sequence"] == b["sequence"]
-                            and a["gamma"] == b["gamma"] and a["q"] == b["q"]),
-                        f"max-min relative duality gaps <= {max(gaps):.1e}; min-min gaps "
-                        f"<= {max(r['rel_gap'] for r in main if r['method'] == 'minmin'):.1e} after "
-                        f"{p['minmin_iter']} iterations at most"))
+                        "Max-min and min-min solve the same relaxation (our check: where both certify "
+                        "convergence, duality gap < 1e-3, their objective values agree to 2e-3).",
+                        (worst <= 2e-3) if certified else None,
+                        f"{len(certified)} of {len(pairs)} grid points certified by both; largest relative "
+                        f"difference there {worst if worst is None else format(worst, '.1e')}; max-min gaps <= "
+                        f"{max(gaps):.1e}; min-min gaps <= "
+                        f"{max(r['rel_gap'] for r in main if r['method'] == 'minmin'):.1e} after at most "
+                        f"{p['minmin_iter']} iterations (first order: slow to close its gap)"))
     return {"rows": rows, "seeds": {"sequences": [_seed_int(s) for s in seeds]},
             "artifacts": {"grid": grid, "sensitivity": sens, "labels": labels, "fixed": FIXED},
             "claims": claims}
