@@ -203,7 +203,7 @@ _T1_SCALES = {
               "cvx_gammas": [1.0], "minmin_iter": 50, "sensitivity": False},
     "default": {"sequences": list(PAPER_TABLE1), "restarts": 20, "em_sigmas": [0.01, 0.1],
                 "em_gammas": [1.0, 100.0, 10000.0], "cvx_gammas": [1.0, 10.0, 100.0, 1000.0],
-                "minmin_iter": 1000, "sensitivity": True},
+                "minmin_iter": 600, "sensitivity": True},
     "paper": {"sequences": list(PAPER_TABLE1), "restarts": 100, "em_sigmas": [0.003, 0.01, 0.03, 0.1],
               "em_gammas": [0.01, 1.0, 100.0, 10000.0], "cvx_gammas": [0.1, 1.0, 10.0, 100.0, 1000.0],
               "minmin_iter": 3000, "sensitivity": True},
