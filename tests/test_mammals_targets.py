@@ -29,7 +29,7 @@ def test_gmm_targets_at_smoke():
 def test_spl_targets_at_smoke():
     res = experiments.run("spl.table2", "smoke", progress=False)
     assert [r["method"] for r in res["rows"]] == ["CCCP", "SPL"]
-    assert len(res["claims"]) == 4 and all(c["holds"] in (True, False) for c in res["claims"])
+    assert len(res["claims"]) == 5 and all(c["holds"] in (True, False) for c in res["claims"])
     rec = res["artifacts"]["recorded"]
     assert rec["CCCP"]["solves"] and rec["SPL"]["solves"]
     f4 = experiments.run("spl.fig4", "smoke", progress=False)

@@ -406,6 +406,10 @@ def spl_table2(ctx):
         claim("spl-test-loss", "SPL's test loss is not higher than CCCP's (mean).",
               s["test_loss_mean"] <= c["test_loss_mean"], f"SPL {s['test_loss_mean']:.2f}% vs CCCP {c['test_loss_mean']:.2f}%"),
     ]
+    worse = [f"split {r['split']} {key}" for r in runs for key in ("objective", "train_loss", "test_loss")
+             if r["CCCP"][key] < r["SPL"][key]]
+    claims.append(claim("cccp-never-better", "CCCP never outperforms SPL on any of the three measures in any split.",
+                        not worse, "CCCP better on: " + (", ".join(worse) if worse else "none")))
     slim = [{k: (v if k not in ("CCCP", "SPL") else {kk: vv for kk, vv in v.items() if kk != "solves"})
              for k, v in r.items()} for r in runs]
     recorded = next((r for r in runs if r["split"] == p["record_split"]), None)
