@@ -73,3 +73,11 @@ def test_validate_result_rejects_bad_claims():
 def test_console_script_runs():
     out = subprocess.run([sys.executable, "-m", "lvmrepro", "list"], capture_output=True, text=True, check=True)
     assert "toy.assign" in out.stdout
+
+
+def test_require_uses_the_same_output_folder_and_seed(tmp_path):
+    out = tmp_path / "elsewhere"
+    res = run("toy.assign_summary", "smoke", out=out, progress=False, seed=3)
+    upstream = json.loads((out / "toy.assign.json").read_text())
+    assert res["rows"][0]["upstream_cache_key"] == upstream["cache_key"]
+    assert upstream["seeds"]["base"] == 3 and res["rows"][0]["problems"] == len(upstream["rows"])

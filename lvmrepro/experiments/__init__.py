@@ -114,6 +114,7 @@ class Context:
     seed: int
     jobs: int = 1
     progress: bool = True
+    out: Path | None = None
     notes: list = field(default_factory=list)
 
     def seeds(self, n: int, key: int = 0) -> list[np.random.SeedSequence]:
@@ -143,6 +144,19 @@ class Context:
 
     def note(self, text: str) -> None:
         self.notes.append(text)
+
+    def require(self, name: str) -> dict:
+        """The result of target ``name`` at this run's scale, seed and output folder (computed or
+        taken from its cache), e.g. Table 4 re-reading Table 1's trials.  Its data files are
+        recorded as data of this run too."""
+        from lvmrepro.datasets.registry import ACCESS_LOG
+        saved = dict(ACCESS_LOG)
+        upstream = run(name, self.scale, out=self.out, jobs=self.jobs, seed=self.seed,
+                       progress=self.progress)
+        ACCESS_LOG.clear()
+        ACCESS_LOG.update(saved)
+        ACCESS_LOG.update({d["name"]: d["sha256"] for d in upstream["data"]})
+        return upstream
 
 
 # --------------------------------------------------------------------------- provenance and cache
@@ -226,7 +240,8 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
             pass  # unreadable cache: recompute and overwrite atomically
     from lvmrepro.datasets.registry import ACCESS_LOG
     ACCESS_LOG.clear()
-    ctx = Context(target=name, scale=scale, params=params, seed=seed, jobs=jobs, progress=progress)
+    ctx = Context(target=name, scale=scale, params=params, seed=seed, jobs=jobs, progress=progress,
+                  out=out_dir)
     t0 = time.perf_counter()
     out_obj = tgt.func(ctx)
     runtime = time.perf_counter() - t0

@@ -316,9 +316,8 @@ def table1(ctx):
 def fig2(ctx):
     """Image-plane points (first frame, pixels) with the labels of convexmr.table1 at the same scale."""
     from lvmrepro.datasets.hopkins import load_hopkins
-    from lvmrepro.experiments import run
     from lvmrepro.mixreg import error_rate, matched_labels
-    t1 = run("convexmr.table1", ctx.scale, jobs=ctx.jobs, seed=ctx.seed, progress=ctx.progress)
+    t1 = ctx.require("convexmr.table1")
     setting = ctx.params["setting"]
     rows, art = [], {}
     for s in ctx.params["sequences"]:
@@ -427,9 +426,8 @@ def all155(ctx):
     scale): tuned on five sequences, evaluated on the others, so no method is tuned on its test labels
     except on those five (flagged ``in_table1``)."""
     from lvmrepro.datasets.hopkins import hopkins_sequences, load_hopkins   # loading here records the files
-    from lvmrepro.experiments import run
     p = ctx.params
-    t1 = run("convexmr.table1", ctx.scale, jobs=ctx.jobs, seed=ctx.seed, progress=ctx.progress)
+    t1 = ctx.require("convexmr.table1")
     chosen = {}
 
     def q_rule(g):   # the balance transfers as a rule: q = 1, q = k, or q = 2 (clipped to k)

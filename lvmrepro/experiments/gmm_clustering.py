@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from lvmrepro import datasets
-from lvmrepro.experiments import claim, run, target
+from lvmrepro.experiments import claim, target
 from lvmrepro.gmm.driver import run as gmm_run
 from lvmrepro.gmm.driver import run_mm
 from lvmrepro.gmm.init import INITS, initialise
@@ -294,7 +294,7 @@ def table4_clustering(ctx):
     """Iteration counts of the Table 1 runs (same trials, same stopping rule), for GMM-200 and Cloud."""
     names = ctx.params["datasets"]
     # The same runs as Table 1 (the cached result when it exists): one protocol, one set of trials.
-    t1 = run("gmm.table1", ctx.scale, jobs=ctx.jobs, seed=ctx.seed, progress=ctx.progress)
+    t1 = ctx.require("gmm.table1")
     missing = [d for d in names if d not in t1["params"]["datasets"]]
     if missing:
         raise ValueError(f"gmm.table1 at scale {ctx.scale!r} does not include {missing}")

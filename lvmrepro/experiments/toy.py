@@ -41,3 +41,12 @@ def assign_check(ctx):
                          f"{len(rows)} problems; labels equal in {sum(r['labels_equal'] for r in rows)}; "
                          f"max |distance difference| = {worst:.2e}")],
     }
+
+
+@target("toy.assign_summary", title="Summary of toy.assign (contract self-test of ctx.require)",
+        scales={"smoke": {}, "default": {}, "paper": {}})
+def assign_summary(ctx):
+    upstream = ctx.require("toy.assign")
+    return {"rows": [{"problems": len(upstream["rows"]),
+                      "mean_objective": float(np.mean([r["objective"] for r in upstream["rows"]])),
+                      "upstream_cache_key": upstream["cache_key"]}]}
