@@ -157,7 +157,7 @@ GMM_SCALES = {
               "eta": 0.1, "eps": 1e-3, "max_iter": 4, "solver_tol": 1e-3, "start_fraction": 0.1,
               "growth": 1.25, "n_folds": 3, "subsample_seed": 0, "eta_grid": [0.5], "eta_splits": [1],
               "eta_methods": ["G-MM random"]},
-    "default": {"splits": [1, 2], "inits": list(INITS), "n_train": 120, "n_test": None, "lam": 0.4,
+    "default": {"splits": [1, 2, 3], "inits": list(INITS), "n_train": None, "n_test": None, "lam": 0.4,
                 "eta": 0.1, "eps": 1e-3, "max_iter": 20, "solver_tol": 1e-3, "start_fraction": 0.1,
                 "growth": 1.25, "n_folds": 10, "subsample_seed": 0, "eta_grid": [0.02, 0.1, 0.3],
                 "eta_splits": [1], "eta_methods": ["G-MM random"]},
@@ -367,7 +367,7 @@ def _spl_task(args):
 SPL_SCALES = {
     "smoke": {"splits": [1], "n_train": 18, "n_test": 12, "C": 10.0, "eps": 1e-3, "gap_tol": 0.05, "mu": 1.3,
               "T0": 2, "max_iter": 3, "subsample_seed": 0, "record_split": 1},
-    "default": {"splits": [1, 2], "n_train": 120, "n_test": None, "C": 10.0, "eps": 1e-3, "gap_tol": 0.01,
+    "default": {"splits": [1, 2], "n_train": None, "n_test": None, "C": 10.0, "eps": 1e-3, "gap_tol": 0.01,
                 "mu": 1.3, "T0": 2, "max_iter": 30, "subsample_seed": 0, "record_split": 1},
     "paper": {"splits": [1, 2, 3, 4, 5], "n_train": None, "n_test": None, "C": 10.0, "eps": 1e-3, "gap_tol": 1e-3,
               "mu": 1.3, "T0": 2, "max_iter": 100, "subsample_seed": 0, "record_split": 1},
