@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from lvmrepro.experiments import claim, run, target
+from lvmrepro.experiments import claim, target
 
 METHODS = ("CCP", "G-MM random", "G-MM biased")
 KIND = {"CCP": "ccp", "G-MM random": "random", "G-MM biased": "biased"}
@@ -250,11 +250,8 @@ def gmm_table2(ctx):
 
 
 def _gmm_runs(ctx):
-    """The runs of gmm.table2 at this scale (cached), then re-record the data files read."""
-    res = run("gmm.table2", ctx.scale, jobs=ctx.jobs, seed=ctx.seed, progress=ctx.progress)
-    p = res["params"]
-    _prefetch(sorted(set(p["splits"])), p["n_train"], p["n_test"], p["subsample_seed"])
-    return res
+    """The runs of gmm.table2 at this scale, seed and output folder (computed once, then cached)."""
+    return ctx.require("gmm.table2")
 
 
 @target("gmm.fig3", title="Latent location changes after learning, top-left initialisation",
@@ -426,7 +423,7 @@ def spl_fig4(ctx):
     from PIL import Image
     from lvmrepro.datasets import mammals as dm
     from lvmrepro.datasets.registry import fetch
-    res = run("spl.table2", ctx.scale, jobs=ctx.jobs, seed=ctx.seed, progress=ctx.progress)
+    res = ctx.require("spl.table2")
     p = res["params"]
     rec = res["artifacts"]["recorded"]
     train, _ = split_data(p["record_split"], p["n_train"], p["n_test"], p["subsample_seed"])
