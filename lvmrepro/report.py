@@ -49,9 +49,11 @@ def provenance(result: dict) -> str:
     data = ", ".join(d["name"] for d in result["data"]) or "synthetic (generated from the seed)"
     if len(result["data"]) > 4:
         data = f"{len(result['data'])} registered files ({result['data'][0]['name']}, …)"
+    reused = "".join(f" · reuses {u['target']} (its runtime {u['runtime_s']:.1f} s)"
+                     for u in result.get("upstream", []))
     return (f"{result['target']} · scale {result['scale']} · data: {data} · base seed "
             f"{result['seeds'].get('base')} · runtime {result['runtime_s']:.1f} s "
-            f"(jobs={result.get('jobs', 1)}) · lvmrepro {result['version']} @ {result['git_commit'][:12]}")
+            f"(jobs={result.get('jobs', 1)}){reused} · lvmrepro {result['version']} @ {result['git_commit'][:12]}")
 
 
 def show(obj_html: str):

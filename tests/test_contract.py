@@ -81,3 +81,10 @@ def test_require_uses_the_same_output_folder_and_seed(tmp_path):
     upstream = json.loads((out / "toy.assign.json").read_text())
     assert res["rows"][0]["upstream_cache_key"] == upstream["cache_key"]
     assert upstream["seeds"]["base"] == 3 and res["rows"][0]["problems"] == len(upstream["rows"])
+
+
+def test_reused_upstream_runtime_is_reported(tmp_path):
+    from lvmrepro.report import provenance
+    res = run("toy.assign_summary", "smoke", out=tmp_path, progress=False)
+    assert [u["target"] for u in res["upstream"]] == ["toy.assign"]
+    assert "reuses toy.assign" in provenance(res)

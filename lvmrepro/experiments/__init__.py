@@ -116,6 +116,7 @@ class Context:
     progress: bool = True
     out: Path | None = None
     notes: list = field(default_factory=list)
+    upstream: list = field(default_factory=list)
 
     def seeds(self, n: int, key: int = 0) -> list[np.random.SeedSequence]:
         """``n`` independent child seeds of (seed, key): trial i always gets the same stream."""
@@ -156,6 +157,9 @@ class Context:
         ACCESS_LOG.clear()
         ACCESS_LOG.update(saved)
         ACCESS_LOG.update({d["name"]: d["sha256"] for d in upstream["data"]})
+        # A reused run's own runtime, so a reader can tell "computed here" from "read from there".
+        self.upstream.append({"target": name, "runtime_s": upstream["runtime_s"],
+                              "created": upstream["created"]})
         return upstream
 
 
@@ -267,6 +271,7 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
         "claims": out_obj.get("claims", []),
         "notes": ctx.notes + list(out_obj.get("notes", [])),
         "artifacts": out_obj.get("artifacts", {}),
+        "upstream": ctx.upstream,
     }
     validate_result(result)
     result = to_jsonable(result)
