@@ -95,3 +95,30 @@ def test_eta_one_random_selection_equals_mm_without_ties():
     mm = driver.run_mm(fam, 0.5, eps=1e-9)
     gm = driver.run(fam, 0.5, eta=1.0, eps=1e-9, rng=np.random.default_rng(1))
     assert gm.F == mm.F
+
+
+class Plateau(driver.BoundFamily):
+    """F(w) = w^2 with the single bound b(w) = max(w^2, 1): flat on [-1, 1], so from w_0 = 1 the
+    minimiser w_1 = 0 leaves a gap d_1 = 1 while b_1(w_1) = b_1(w_0) = v_0."""
+
+    def objective(self, w):
+        return w * w
+
+    def evaluate(self, z, w):
+        return max(w * w, 1.0)
+
+    def minimize(self, z, w_prev=None):
+        return 0.0
+
+    def touching(self, w):
+        return 0
+
+
+def test_theorem1_sum_bound_uses_v_T_not_b_T():
+    # One iteration: eta * d_1 = eta, v_0 - v_1 = eta (holds, with equality), but the appendix's
+    # printed (15), v_0 - b_1(w_1) = 0, does not: the corrected form is the one we check.
+    tr = driver.run(Plateau(), 1.0, eta=0.5, eps=1e-9, max_iter=1)
+    th = tr.theorem1(F_star=0.0)
+    assert th["eta_sum_d"] == pytest.approx(0.5) and th["v0_minus_vT"] == pytest.approx(0.5)
+    assert th["holds_15"] and th["holds_bound"]
+    assert th["v0_minus_bT"] == 0.0 and not th["holds_printed_15"]

@@ -115,8 +115,8 @@ def test_initialisations():
     assert len({tuple(r) for r in f}) == k and all(any(np.array_equal(r, x) for x in X) for r in f)
     p = kmeanspp(X, k, rng)
     assert len({tuple(r) for r in p}) == k and all(any(np.array_equal(r, x) for x in X) for r in p)
-    np.testing.assert_array_equal(kmeanspp(X, len(X), np.random.default_rng(1))[np.lexsort(X.T[::-1])] if False else
-                                  np.sort(kmeanspp(X, len(X), np.random.default_rng(1)), axis=0), np.sort(X, axis=0))
+    # with k = n, k-means++ must pick every point exactly once
+    np.testing.assert_array_equal(np.sort(kmeanspp(X, len(X), np.random.default_rng(1)), axis=0), np.sort(X, axis=0))
     r = random_partition(X, k, np.random.default_rng(3))
     # random-partition centres are means of ~n/k random points: all near the global mean
     assert np.all(np.linalg.norm(r - X.mean(0), axis=1) < np.linalg.norm(X.std(0)))

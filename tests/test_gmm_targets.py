@@ -13,11 +13,28 @@ TARGETS = ["gmm.fig1", "gmm.table1", "gmm.table4_clustering", "gmm.fig2", "gmm.f
 def test_target_smoke(name):
     res = run(name, "smoke", progress=False)
     assert res["rows"] and res["claims"]
-    assert all(c["holds"] in (True, False, None) for c in res["claims"])
+    assert all(c["evidence"].strip() for c in res["claims"])
+    _check_row_values(res["rows"])
     if name != "gmm.fig1":
         assert any(d["name"].startswith("clustering/") for d in res["data"])
     again = run(name, "smoke", progress=False)  # cached, identical
     assert again["rows"] == res["rows"]
+
+
+def _check_row_values(rows):
+    """Our numbers are finite and consistent: a trial set's best objective is at most its mean,
+    standard deviations are non-negative, objectives are positive."""
+    for row in rows:
+        for key, value in row.items():
+            if isinstance(value, float):
+                assert np.isfinite(value), (key, row)
+            mean_key = key[: -len("best")] + "mean"
+            if key.endswith("best") and "paper" not in key and mean_key in row and isinstance(value, float):
+                mean = row[mean_key]
+                assert value <= mean * (1 + 1e-12), (key, row)
+                assert value > 0, (key, row)
+            if key.endswith("std") and "paper" not in key and isinstance(value, float):
+                assert value >= 0, (key, row)
 
 
 @needs_data

@@ -133,13 +133,23 @@ class Trace:
         return self.F[-1]
 
     def theorem1(self, F_star: float) -> dict:
-        """Inequality (15) of the paper: eta * sum_t d_t <= v_0 - b_T(w_T) <= F(w_0) - F_star."""
+        """The sum bound behind Theorem 1: eta * sum_{t=1..T} d_t <= v_0 - v_T <= F(w_0) - F_star.
+
+        Summing b_{t+1}(w_{t+1}) <= b_{t+1}(w_t) <= v_t = b_t(w_t) - eta d_t over t gives
+        eta * sum_{t<T} d_t <= v_0 - b_T(w_T); adding eta d_T gives the form above, and
+        v_T = F(w_T) + (1 - eta) d_T >= F_star closes it.  The appendix prints (15) with
+        b_T(w_T) in place of v_T, which drops the last term eta d_T; we record that printed form
+        too (``holds_printed_15``), since it can fail when the last step makes no progress.
+        """
         lhs = self.eta * float(np.sum(self.d))
-        mid = self.v[0] - (self.bound_at_min[-1] if self.bound_at_min else self.v[0])
+        v_T = self.v[-1]
+        b_T = self.bound_at_min[-1] if self.bound_at_min else self.v[0]
         rhs = self.F[0] - F_star
         tol = 1e-9 * max(1.0, abs(self.F[0]))
-        return {"eta_sum_d": lhs, "v0_minus_bT": mid, "F0_minus_Fstar": rhs,
-                "holds_15": bool(lhs <= mid + tol), "holds_bound": bool(lhs <= rhs + tol),
+        return {"eta_sum_d": lhs, "v0_minus_vT": self.v[0] - v_T, "v0_minus_bT": self.v[0] - b_T,
+                "F0_minus_Fstar": rhs,
+                "holds_15": bool(lhs <= self.v[0] - v_T + tol), "holds_bound": bool(lhs <= rhs + tol),
+                "holds_printed_15": bool(lhs <= self.v[0] - b_T + tol),
                 "last_d": float(self.d[-1]) if self.d else 0.0}
 
     def to_dict(self) -> dict:
