@@ -56,7 +56,10 @@ nbval-notebooks: setup
 	  $(BIN)/jupytext --quiet --to ipynb -o $$out/$$(basename $${nb%.md}).ipynb $$nb || exit 1; \
 	done
 
+# scikit-learn is the baseline the assignment kernel is compared with (its single-threaded Lloyd
+# iteration); it is a benchmark-only dependency, pinned here and not part of the book's lock.
 benchmark: setup
+	$(PY) -m pip install --quiet --disable-pip-version-check scikit-learn==1.9.1 threadpoolctl==3.8.0
 	$(PY) benchmarks/run.py --json build/benchmarks.json
 
 clean:
