@@ -25,8 +25,12 @@ from lvmrepro.lssvm.model import LatentModel, bound_objective, latent_objective,
 class SelfPaced:
     """Self-paced learner.  ``SelfPaced(model, C).fit(X, Y, H0=...)`` -> :class:`LearnResult`.
 
-    ``history`` rows add ``K``, ``n_selected`` and ``acs_steps``; ``info`` holds ``K0`` (after the
-    more-than-half rule) and the warm-start CCCP history.
+    ``history`` rows add ``K``, ``n_selected``, ``acs_steps`` (accepted ACS ``w``-steps), ``acs_solves``
+    (convex solves, accepted or not), ``acs_rejected`` (the last solve would have raised the SPL
+    objective and was discarded), ``spl_objective_start`` and ``acs_raw`` (per solve: the raw SPL
+    objective it reached and its certified duality gap -- ACS is monotone up to that gap, which the
+    tests check on these raw values); ``info`` holds ``K0`` (after the more-than-half rule) and the
+    warm-start CCCP history.
     """
 
     def __init__(self, model: LatentModel, C: float, *, eps: float = 1e-3, mu: float = 1.3,
@@ -68,21 +72,26 @@ class SelfPaced:
         while self._select(w, X, Y, H, K, n).sum() <= n / 2 and K > 1e-12:
             K /= self.mu
         K0_used = K
-        history = [{"iteration": 0, "objective": obj, "K": None, "n_selected": n, "acs_steps": 0}]
+        history = [{"iteration": 0, "objective": obj, "K": None, "n_selected": n, "acs_steps": 0, "acs_solves": 0,
+                    "acs_rejected": False, "spl_objective_start": None, "acs_raw": []}]
         converged = False
         for it in range(1, self.max_iter + 1):
             H, _ = model.impute_latent(w, X, Y)
             v = self._select(w, X, Y, H, K, n)
             spl_obj = bound_objective(model, w, X, Y, H, C, v) - v.sum() / K
-            steps = 0
-            for steps in range(1, self.acs_max_iter + 1):
+            spl_start = spl_obj
+            accepted, rejected, raw = 0, False, []
+            for _ in range(self.acs_max_iter):
                 res = model.solve_convex(X, Y, H, C, sample_weight=v, tol=self.gap_tol)
                 w_new = res.w
                 v_new = self._select(w_new, X, Y, H, K, n)
                 new_spl = bound_objective(model, w_new, X, Y, H, C, v_new) - v_new.sum() / K
+                raw.append({"spl_objective": float(new_spl), "gap": float(res.gap)})
                 if new_spl > spl_obj:   # ACS is monotone up to the solver's gap; keep the better point
+                    rejected = True
                     break
                 w = w_new
+                accepted += 1
                 done = np.array_equal(v_new, v) or spl_obj - new_spl < C * self.eps
                 v, spl_obj = v_new, new_spl
                 if done:
@@ -92,7 +101,8 @@ class SelfPaced:
             decrease = obj - new_obj
             obj = new_obj
             history.append({"iteration": it, "objective": obj, "K": K, "n_selected": int(v.sum()),
-                            "acs_steps": steps})
+                            "acs_steps": accepted, "acs_solves": len(raw), "acs_rejected": rejected,
+                            "spl_objective_start": float(spl_start), "acs_raw": raw})
             if all_selected and decrease < C * self.eps:
                 converged = True
                 break
