@@ -140,3 +140,24 @@ def test_fetch_records_images_in_access_log():
     ex = m.load_split(2, "test")[3]
     m.position_features(ex)
     assert ex.name in ACCESS_LOG and "mammals/test_2.txt" in ACCESS_LOG
+
+
+def test_cell_size_spread_counts_anisotropic_cells(monkeypatch):
+    from PIL import Image
+    sizes = {"a": (270, 110), "b": (270, 220), "c": (297, 110)}   # cells 10x10, 10x20, 11x10
+    exs = [MammalsExample(f"mammals/bison/jpg/{k}.jpg", 0, 20, 6) for k in sizes]
+    monkeypatch.setattr(m, "fetch", lambda name: name)
+    monkeypatch.setattr(Image, "open", lambda name: Image.new("RGB", sizes[name.split("/")[-1][0]]))
+    d = m.cell_size_spread(exs)
+    assert d["n_images"] == 3 and d["n_over_10pct"] == 1 and d["n_over_33pct"] == 1
+    assert d["worst_ratio"] == pytest.approx(0.5) and d["ratios"] == pytest.approx([1.0, 0.5, 10 / 11])
+    with pytest.raises(ValueError, match="at least one"):
+        m.cell_size_spread([])
+
+
+@needs_data
+def test_cell_size_spread_matches_the_docstring():
+    d = m.cell_size_spread()
+    assert (d["n_images"], d["n_over_10pct"], d["n_over_33pct"]) == (271, 153, 102)
+    assert round(d["worst_ratio"], 2) == 0.39 and round(d["median_ratio"], 2) == 0.89
+    assert "153" in m.__doc__ and "102" in m.__doc__ and "0.39" in m.__doc__

@@ -209,3 +209,110 @@ def test_simplex_qp_kernel_matches_reference_and_is_optimal(seed, k):
         assert f(p) <= f(a_c) + 1e-9
     with pytest.raises(ValueError, match="feasible"):
         solve_simplex_qp(Q, b, np.ones(k), 2.0 * k + 1, 1e-9)
+
+
+# ----- the multi-fold MIL bias (section 4.3, eq. 11) of G-MM biased
+def _biased_setup(seed=11, n=40, n_folds=4):
+    """A planted problem, its biased bound family after one CCP-like step (t = 1, w_1 fitted to H0)."""
+    model, X, Y, H0 = planted_problem(seed, n=n)
+    fam = LSSVMBounds(model, X, Y, 0.4, H0, kind="biased", solver_tol=1e-9, n_folds=n_folds, fold_seed=3,
+                      fold_tol_factor=1.0, solver_max_iter=5000)
+    w = fam.minimize(H0, np.zeros(model.size_w))
+    fam.t, fam.prev_bound = 1, H0.copy()
+    captured = {}
+    fold_models = fam._fold_models
+
+    def capture(w_prev):
+        captured["W"] = fold_models(w_prev)
+        return captured["W"]
+    fam._fold_models = capture
+    return model, X, Y, H0, fam, w, captured
+
+
+def _blocks(X):
+    return [X.Phi[X.starts[i]:X.starts[i] + X.counts[i]] for i in range(len(X))]
+
+
+def _lagrangian_choice(model, X, Y, w, W_folds, folds, theta):
+    """Independent per-example loop: z_i = argmax_z (1 - theta) w_k(i).phi + theta w.phi, and the mean gap."""
+    fold_of = np.empty(len(Y), dtype=int)
+    for k, f in enumerate(folds):
+        fold_of[f] = k
+    Wt = w.reshape(model.n_classes, model.dim)
+    z, gaps = np.empty(len(Y), dtype=np.int64), np.empty(len(Y))
+    for i, b in enumerate(_blocks(X)):
+        s = b @ Wt[Y[i]]
+        sb = b @ W_folds[fold_of[i]].reshape(model.n_classes, model.dim)[Y[i]]
+        z[i] = int(np.argmax((1 - theta) * sb + theta * s))
+        gaps[i] = s.max() - s[z[i]]
+    return z, float(gaps.mean())
+
+
+def test_biased_fold_model_ignores_its_own_fold():
+    model, X, Y, H0, fam, w, _ = _biased_setup()
+    folds = fam.folds
+    assert sorted(np.concatenate(folds).tolist()) == list(range(len(Y)))      # a partition
+    W = fam._fold_models(w)
+    # replace fold 0's images and labels by unrelated ones: model 0 must not change, the others must
+    rng = np.random.default_rng(99)
+    blocks = _blocks(X)
+    Y2 = Y.copy()
+    for i in folds[0]:
+        blocks[i] = 3 * rng.standard_normal((int(rng.integers(1, 9)), model.dim))
+        Y2[i] = (Y[i] + 1) % model.n_classes
+    X2 = RaggedFeatures.from_list(blocks)
+    H2 = np.minimum(H0, X2.counts - 1)
+    fam2 = LSSVMBounds(model, X2, Y2, 0.4, H2, kind="biased", solver_tol=1e-9, n_folds=len(folds), fold_seed=3,
+                       fold_tol_factor=1.0, solver_max_iter=5000)
+    assert all(np.array_equal(a, b) for a, b in zip(fam2.folds, folds))
+    fam2.t, fam2.prev_bound = 1, H2
+    W2 = fam2._fold_models(w)
+    np.testing.assert_allclose(W2[0], W[0], rtol=0, atol=1e-9)
+    for k in range(1, len(folds)):
+        assert np.abs(W2[k] - W[k]).max() > 1e-3, f"fold model {k} should see fold 0"
+    # the fold model equals a model trained on the other folds alone (same lambda, mean hinge over them)
+    for k, f in enumerate(folds):
+        rest = np.setdiff1d(np.arange(len(Y)), f)
+        sub = RaggedFeatures.from_list([_blocks(X)[i] for i in rest])
+        r = model.solve_convex(sub, Y[rest], H0[rest], 1 / 0.4, tol=1e-9 / 0.4, max_iter=5000)
+        np.testing.assert_allclose(W[k], r.w, atol=1e-3)
+
+
+def test_biased_ample_budget_gives_plain_multifold_mil():
+    model, X, Y, H0, fam, w, cap = _biased_setup()
+    z = fam._select_biased(w, 10.0)
+    assert fam.last_info["theta"] == 0.0 and fam.last_info["agree_with_mil"] == 1.0
+    W = cap["W"]
+    # every example takes the argmax of its own fold's model (fold k's positions come from w_k)
+    for k, f in enumerate(fam.folds):
+        h_k, _ = model.impute_latent(W[k], X, Y)
+        np.testing.assert_array_equal(z[f], h_k[f])
+    z_ref, g_ref = _lagrangian_choice(model, X, Y, w, W, fam.folds, 0.0)
+    np.testing.assert_array_equal(z, z_ref)
+    assert np.mean(fam.gaps(z, w)) == pytest.approx(g_ref, abs=1e-12)
+    assert g_ref > 0 and np.any(z != fam.touching(w))      # the MIL bound is not the touching one here
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.2, 0.5, 0.8])
+def test_biased_bisection_returns_smallest_valid_theta(fraction):
+    model, X, Y, H0, fam, w, cap = _biased_setup()
+    _, g0 = _lagrangian_choice(model, X, Y, w, fam._fold_models(w), fam.folds, 0.0)
+    assert g0 > 0
+    F = fam.objective(w)
+    v_prev = F + fraction * g0                     # theta = 0 is not valid: the bisection must run
+    z = fam.select(w, v_prev, np.random.default_rng(0))
+    theta = fam.last_info["theta"]
+    W = cap["W"]
+    assert 0 < theta <= 1
+    # the chosen bound is valid, as the driver checks it
+    assert fam.evaluate(z, w) <= v_prev + 1e-12
+    budget = v_prev - F
+    z_t, g_t = _lagrangian_choice(model, X, Y, w, W, fam.folds, theta)
+    assert g_t <= budget + 1e-12
+    np.testing.assert_array_equal(z, z_t)
+    # ... and theta is the smallest valid one, to within the bisection's resolution
+    _, g_below = _lagrangian_choice(model, X, Y, w, W, fam.folds, theta - 1e-6)
+    assert g_below > budget
+    # the gap is non-increasing in theta on a grid (what the bisection relies on)
+    grid = [_lagrangian_choice(model, X, Y, w, W, fam.folds, t)[1] for t in np.linspace(0, 1, 41)]
+    assert all(a >= b - 1e-12 for a, b in zip(grid, grid[1:]))

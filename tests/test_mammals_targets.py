@@ -1,8 +1,9 @@
-"""The five mammals targets run at smoke scale (a few images) and return verdicts from our rows."""
+"""The five mammals targets run at smoke scale (a few images): rows, runs and verdicts from our numbers."""
+import numpy as np
 import pytest
 
 from lvmrepro import experiments
-from lvmrepro.experiments.mammals import initial_latent, split_data
+from lvmrepro.experiments.mammals import INITS, METHODS, initial_latent, split_data
 
 from conftest import needs_data
 
@@ -10,26 +11,93 @@ from conftest import needs_data
 @needs_data
 def test_gmm_targets_at_smoke():
     res = experiments.run("gmm.table2", "smoke", progress=False)
-    assert {r["method"] for r in res["rows"]} == {"CCP", "G-MM random", "G-MM biased"}
-    assert all(r["n_splits"] == 1 for r in res["rows"])
-    ids = {c["id"]: c["holds"] for c in res["claims"]}
-    assert ids["all-bounds-valid"] is True
+    p = res["params"]
+    rows = res["rows"]
+    assert [(r["method"], r["init"]) for r in rows] == [(m, i) for m in METHODS for i in p["inits"]]
+    assert all(r["n_splits"] == len(p["splits"]) == 1 for r in rows)
+    for r in rows:
+        # F(w_0 = 0) = 1 and every method decreases from there (0-1 loss: F >= 0)
+        assert 0 <= r["objective_mean"] <= 1.0 + 1e-12
+        for key in ("test_error_mean", "train_error_mean", "changed_percent"):
+            assert 0 <= r[key] <= 100
+        assert 1 <= r["iterations_mean"] <= p["max_iter"]
+        assert 0 <= r["converged_count"] <= r["n_splits"] and r["converged_fraction"] == r["converged_count"] / r["n_splits"]
+        assert 0 < r["train_s_mean"] <= r["runtime_s_mean"]
+    # the validity check is a recorded note, not a verdict
+    ids = {c["id"] for c in res["claims"]}
+    assert ids == {f"{g}-beats-ccp-{what}" for g in ("random", "biased") for what in ("objective", "test-error")}
+    assert any(n.startswith("validity re-checked") for n in res["notes"])
+    assert {r["method"] for r in res["artifacts"]["runtime_per_fold"]} == set(METHODS)
+    n_train = p["n_train"]
     for r in res["artifacts"]["runs"]:
         assert r["F_trace"][0] == pytest.approx(1.0)     # F(w_0 = 0) = 1 with the 0-1 loss
-        assert len(r["H_final"]) == len(r["names"]) == res["params"]["n_train"]
+        assert r["objective"] == pytest.approx(r["F_trace"][-1]) and r["objective"] <= 1.0 + 1e-12
+        assert r["min_validity_slack"] >= -1e-9 and r["n_bounds"] == r["iterations"] == len(r["F_trace"]) - 1
+        assert len(r["H_final"]) == len(r["H_init"]) == len(r["names"]) == n_train
+        if not r["converged"]:                            # only max_iter stops an unconverged run
+            assert r["iterations"] == p["max_iter"]
+    # the objective claims hold only with a margin above the solver tolerance
+    by = {(r["method"], r["init"]): r["objective_mean"] for r in rows}
+    for c in res["claims"]:
+        if c["id"].endswith("objective"):
+            g = "G-MM " + c["id"].split("-")[0]
+            assert c["holds"] == all(by[("CCP", i)] - by[(g, i)] > p["solver_tol"] for i in p["inits"])
     assert any(d["name"].startswith("mammals/") and d["name"].endswith(".jpg") for d in res["data"])
     f3 = experiments.run("gmm.fig3", "smoke", progress=False)
     assert {c["id"] for c in f3["claims"]} == {"ccp-rarely-moves", "gmm-moves-more-than-ccp"}
+    assert all(0 <= r["changed_percent_mean"] <= 100 for r in f3["rows"])
     assert any(d["name"] == "mammals/train_1.txt" for d in f3["data"])
     f6 = experiments.run("gmm.fig6", "smoke", progress=False)
     assert len(f6["rows"]) == 3 and all(len(r["G-MM biased"]) == 4 for r in f6["rows"])
+    for r in f6["rows"]:
+        for m in METHODS:
+            x0, y0, w, h = r[m]
+            assert 0 <= x0 and 0 <= y0 and x0 + w <= r["width"] + 1e-6 and y0 + h <= r["height"] + 1e-6
+
+
+@needs_data
+def test_gmm_final_positions_are_the_completion_under_the_final_weights(monkeypatch):
+    from lvmrepro.experiments.mammals import GMM_SCALES, _build, _gmm_task
+    from lvmrepro.gmm import driver
+    p = dict(GMM_SCALES["smoke"])
+    traces = []
+    run = driver.run
+
+    def recording_run(*a, **kw):
+        traces.append(run(*a, **kw))
+        return traces[-1]
+    monkeypatch.setattr(driver, "run", recording_run)
+    task = (1, "top-left", "G-MM random", p["eta"], p, 1, 2)
+    r = _gmm_task(task)
+    train, _ = split_data(1, p["n_train"], p["n_test"], p["subsample_seed"])
+    model, X, Y = _build(train)
+    h_final, _ = model.impute_latent(traces[0].w, X, Y)      # argmax_z w_T.phi(x_i, y_i, z)
+    assert r["H_final"] == h_final.tolist()
+    assert r["changed_percent"] == pytest.approx(100 * np.mean(h_final != 0))
+    assert r["changed_percent_last_bound"] == pytest.approx(100 * np.mean(np.asarray(traces[0].bounds[-1]) != 0))
+    r2 = _gmm_task(task)                                      # deterministic per seed
+    assert r2["H_final"] == r["H_final"] and r2["objective"] == r["objective"]
 
 
 @needs_data
 def test_spl_targets_at_smoke():
     res = experiments.run("spl.table2", "smoke", progress=False)
+    p = res["params"]
     assert [r["method"] for r in res["rows"]] == ["CCCP", "SPL"]
-    assert len(res["claims"]) == 5 and all(c["holds"] in (True, False) for c in res["claims"])
+    for r in res["rows"]:
+        assert r["n_splits"] == len(p["splits"]) and r["objective_mean"] > 0
+        for key in ("train_loss_mean", "test_loss_mean"):
+            assert 0 <= r[key] <= 100
+        assert 0 < r["runtime_s_mean"] and 1 <= r["iterations_mean"] <= p["max_iter"]
+        assert r["paper_runtime_s"] in (362, 482)
+    assert {c["id"] for c in res["claims"]} == {"spl-lower-objective", "spl-lower-objective-every-fold",
+                                                "spl-train-loss", "spl-test-loss", "cccp-never-better"}
+    c, s = res["rows"]
+    verdict = {cl["id"]: cl["holds"] for cl in res["claims"]}
+    # strict comparisons: a tie is not a win for SPL
+    assert verdict["spl-train-loss"] == (s["train_loss_mean"] < c["train_loss_mean"])
+    assert verdict["spl-test-loss"] == (s["test_loss_mean"] < c["test_loss_mean"])
+    assert verdict["spl-lower-objective"] == (c["objective_mean"] - s["objective_mean"] > p["C"] * p["eps"])
     rec = res["artifacts"]["recorded"]
     assert rec["CCCP"]["solves"] and rec["SPL"]["solves"]
     f4 = experiments.run("spl.fig4", "smoke", progress=False)
@@ -39,7 +107,6 @@ def test_spl_targets_at_smoke():
 @needs_data
 def test_initialisations():
     train, _ = split_data(1, 12, 6, 0)
-    import numpy as np
     top = initial_latent(train, "top-left")
     centre = initial_latent(train, "center")
     rnd = initial_latent(train, "random", np.random.default_rng(0))
@@ -51,3 +118,4 @@ def test_initialisations():
         initial_latent(train, "bottom")
     with pytest.raises(ValueError, match="needs an rng"):
         initial_latent(train, "random")
+    assert set(INITS) == {"center", "top-left", "random"}

@@ -16,10 +16,12 @@ time.  Those files are not shipped, so we recompute HOG with scikit-image from t
   window moving by one cell means the image is ``(nx + 7) x (ny + 5)`` cells.  Each image is
   resized (anti-aliased) to exactly ``8 (nx + 7) x 8 (ny + 5)`` pixels, i.e. 8-pixel cells; the
   cell, and hence the stride, in original pixels is ``W / (nx + 7)`` horizontally and
-  ``H / (ny + 5)`` vertically (about 20 px on these images; the two differ by a few percent, so
-  the resize is slightly anisotropic).  The grids given with the data are not an exact function of
-  the image sizes (the shipped images were rescaled after the grids were made), so the grid files
-  are taken as the truth and the window is fitted to them.
+  ``H / (ny + 5)`` vertically (medians about 20 and 21 px).  The two often differ a lot, so the
+  resize is anisotropic for many images: :func:`cell_size_spread` computes how much (over the 271
+  images, 153 have horizontal and vertical cell sizes differing by more than 10 % and 102 by more
+  than a third; the worst smaller/larger ratio is 0.39, the median 0.89).  The grids given with
+  the data are not an exact function of the image sizes (the shipped images were rescaled after
+  the grids were made), so the grid files are taken as the truth and the window is fitted to them.
 * per cell, scikit-image's Dalal-Triggs HOG: 9 unsigned orientations, 2 x 2-cell blocks with
   L2-Hys normalisation, the gradient taken from the colour channel with the largest magnitude.
   A window holds 7 x 5 blocks x 36 = 1260 numbers (instead of Felzenszwalb's 31 contrast
@@ -181,6 +183,33 @@ def window_geometry(width: int, height: int, nx: int, ny: int) -> dict:
     cell_w, cell_h = width / cells_x, height / cells_y
     return {"cells": (cells_x, cells_y), "stride": (cell_w, cell_h),
             "window": (WINDOW_CELLS[0] * cell_w, WINDOW_CELLS[1] * cell_h)}
+
+
+def cell_size_spread(examples=None) -> dict:
+    """How anisotropic the fitted cells are: per image the horizontal cell size ``W / (nx + 7)``
+    and the vertical one ``H / (ny + 5)`` (original pixels), compared as ``larger / smaller``.
+
+    ``examples`` defaults to every distinct image of the five splits (:func:`all_images`).  Returns
+    the number of images, how many have cell sizes differing by more than 10 % and by more than a
+    third (``larger / smaller > 1.1`` and ``> 4/3``), the worst and median ``smaller / larger``
+    ratio, the median cell sizes, and the per-image ratios.
+    """
+    from PIL import Image
+    examples = all_images() if examples is None else list(examples)
+    if not examples:
+        raise ValueError("cell_size_spread needs at least one example")
+    cells = []
+    for ex in examples:
+        with Image.open(fetch(ex.name)) as im:
+            width, height = im.size
+        cells.append(window_geometry(width, height, ex.nx, ex.ny)["stride"])
+    cells = np.asarray(cells, dtype=float)
+    big, small = cells.max(axis=1), cells.min(axis=1)
+    ratio = small / big
+    return {"n_images": len(examples), "n_over_10pct": int(np.sum(big > 1.1 * small)),
+            "n_over_33pct": int(np.sum(3 * big > 4 * small)), "worst_ratio": float(ratio.min()),
+            "median_ratio": float(np.median(ratio)), "median_cell_px": tuple(float(v) for v in np.median(cells, axis=0)),
+            "ratios": ratio.tolist(), "names": [ex.name for ex in examples]}
 
 
 def box_of(example: MammalsExample, h: int, width: int, height: int) -> tuple[float, float, float, float]:
