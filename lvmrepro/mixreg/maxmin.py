@@ -122,9 +122,10 @@ def _recover_M(prob, c, extra: int = 10, polish: bool = True):
                 obj, m0, jac=True, method="SLSQP", bounds=[(0.0, 1.0)] * len(tied),
                 constraints=[{"type": "eq", "fun": lambda m: m.sum() - need, "jac": lambda m: np.ones_like(m)}],
                 options={"ftol": 1e-14, "maxiter": 500})
-            mu[tied] = np.clip(sol.x, 0.0, 1.0)
-            mu[tied] *= need / max(mu[tied].sum(), 1e-300)
-            qp_res = float(np.sqrt(2 * sol.fun))
+            # SLSQP may leave its bounds or the sum slightly violated; the Euclidean projection onto
+            # {0 <= mu <= 1, sum mu = need} restores both (a clip-and-rescale could push mu above 1)
+            mu[tied] = _project_capped(sol.x, need)
+            qp_res = float(np.linalg.norm(rhs + Gt @ mu[tied]))   # residual of the weights actually used
         Z = np.diag(mu[tied]) if len(tied) else np.zeros((0, 0))
         M = (t / q) * (P[:, above] @ P[:, above].T + P[:, tied] @ Z @ P[:, tied].T)
         ub = upper_bound(prob, M)

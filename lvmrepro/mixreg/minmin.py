@@ -9,18 +9,32 @@ Problem (25)+(29), with ``M' = (q/t) M`` so that ``0 <= M' <= I, tr M' = q``:
   ``c = (B + sigma^2 I)^{-1} B ytil``, ``d = sigma^2 c`` and ``A = (t/(q gamma)) M' D(ytil - c) X``.
 * M-step (A fixed; Chen et al. 2009, Thm 4.1): ``A = U S V^T``; ``M' = U diag(mu) U^T`` (plus
   ``mu_0`` on the orthogonal complement) with ``mu_i = min(1, sqrt(s_i^2 + eps)/theta)`` and theta
-  such that ``sum mu = q``.
+  such that ``sum mu = q`` (solved exactly by sorting).
 
-Both steps are exact block minimisations, so the objective never increases.  ``eps`` > 0 keeps M'
-invertible; it perturbs the problem slightly, so the reported certificate uses the unregularised
-bounds ``g(c)`` and ``h(M)`` of :mod:`.relaxation`.
+Both steps are exact block minimisations, so the (regularised) objective never increases.  The
+iterates are kept in factored form ``M' = U diag(mu - mu_0) U^T + mu_0 I`` (U has at most n columns),
+so ``M' o K = Z Z^T + mu_0 diag(K)`` with ``Z`` of at most n^2 columns and the A-step is a Woodbury
+solve: the same iterates as the dense algorithm at O(t n^4) instead of O(t^3) per iteration.
+
+``eps`` > 0 keeps M' invertible, but a small eps also freezes the range of M' (A = M' D(r) X lies in
+it), which makes the alternation crawl.  We therefore use the usual continuation (as in convex
+multi-task feature learning): start at ``eps0`` and divide eps by 10 whenever the certified duality
+gap (below) stops shrinking, down to ``eps``.
+
+**Stopping rule: a duality-gap certificate.**  After every A-step ``c = c(M)`` is the maximiser of
+``f(., M)``, so the exact upper bound ``h(M) = f(c, M)`` comes for free; every ``check_every``
+iterations the exact lower bound ``g(c)`` (Ky Fan, one partial eigendecomposition) is evaluated.
+Any ``g(c') <= R <= h(M)`` by weak duality, so a lower bound obtained elsewhere (``lower``, e.g.
+max-min's ``g(c*)`` on the same problem) is equally valid.  The solver stops when
+``(h(M_best) - max(g_best, lower)) / max(1, |h(M_best)|) < gap_tol`` (``converged=True``), or after
+``max_iter`` iterations, or when the objective has stalled at the final eps (``converged=False``).
+The returned ``M`` is the iterate with the smallest ``h`` and ``c`` the one with the largest ``g``.
 """
 from __future__ import annotations
 
 import time
 
 import numpy as np
-import scipy.linalg
 
 from lvmrepro.mixreg.relaxation import (
     RelaxationResult, check_positive, lower_bound, make_problem, round_and_refit, upper_bound,
@@ -28,80 +42,146 @@ from lvmrepro.mixreg.relaxation import (
 
 
 def _water_fill(v: np.ndarray, n_rest: int, v_rest: float, q: int) -> tuple[np.ndarray, float, float]:
-    """mu_i = min(1, v_i/theta) (and mu_rest for ``n_rest`` copies of ``v_rest``) with total q."""
-    def total(theta):
-        return np.minimum(1.0, v / theta).sum() + n_rest * min(1.0, v_rest / theta)
+    """mu_i = min(1, v_i/theta) (and mu_rest for ``n_rest`` copies of ``v_rest``) with total q.
+
+    Exact: with the values sorted decreasingly and m of them capped at 1, theta is the sum of the
+    others over ``q - m``; the smallest m for which the (m+1)-th value is not above theta is the answer.
+    """
+    v = np.asarray(v, float)
     if len(v) + n_rest <= q:
         return np.ones_like(v), 1.0, 0.0
-    lo, hi = 1e-300, max(v.max(initial=0.0), v_rest) * (len(v) + n_rest) / q + 1e-300
-    lo = max(lo, min(v.min(initial=np.inf), v_rest) * 1e-12)
-    for _ in range(200):                      # bisection on log theta
-        mid = np.sqrt(lo * hi)
-        if total(mid) > q:
-            lo = mid
-        else:
-            hi = mid
-        if hi / lo < 1 + 1e-14:
-            break
-    theta = np.sqrt(lo * hi)
-    mu = np.minimum(1.0, v / theta)
-    mu_rest = min(1.0, v_rest / theta)
-    # remove the bisection's tiny excess so that tr M' = q exactly
-    free = mu < 1.0
-    excess = mu.sum() + n_rest * mu_rest - q
-    denom = mu[free].sum() + (n_rest * mu_rest if mu_rest < 1.0 else 0.0)
-    if denom > 0:
-        f = 1.0 - excess / denom
-        mu[free] *= f
-        if mu_rest < 1.0:
-            mu_rest *= f
-    return mu, mu_rest, theta
+    w = np.concatenate([v, np.full(n_rest, float(v_rest))])
+    ws = np.sort(w)[::-1]
+    suffix = np.cumsum(ws[::-1])[::-1]           # suffix[m] = sum of ws[m:]
+    m = np.arange(q)
+    theta = suffix[:q] / (q - m)
+    ok = ws[:q] <= theta * (1.0 + 1e-12)
+    if not ok.any() or theta[int(np.argmax(ok))] <= 0:
+        # the q largest take 1 and the rest are 0 (possible only if the rest vanish)
+        th = ws[q - 1] if ws[q - 1] > 0 else 1.0
+        mu = (v >= th).astype(float) if ws[q - 1] > 0 else np.ones_like(v)
+        return mu, float(v_rest >= th), float(th)
+    th = float(theta[int(np.argmax(ok))])
+    return np.minimum(1.0, v / th), min(1.0, float(v_rest) / th), th
 
 
-def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-6, rng=None,
-           max_iter: int = 3000, tol: float = 1e-9, n_init: int = 10) -> RelaxationResult:
+def _dense(t: int, U: np.ndarray, d: np.ndarray, mu0: float) -> np.ndarray:
+    return (U * d[None, :]) @ U.T + mu0 * np.eye(t)
+
+
+def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: float = 1e-2, rng=None,
+           max_iter: int = 20000, gap_tol: float = 1e-4, lower: float | None = None, check_every: int = 20,
+           stall_ratio: float = 0.95, stall_checks: int = 20, eps_factor: float = 0.1, n_init: int = 10) -> RelaxationResult:
     """Solve the relaxation by Algorithm 2 (alternating closed-form steps) and round it.
 
-    ``eps`` is Remark 9's regulariser, relative to the largest squared singular value of the first A.
-    Returns a :class:`RelaxationResult`; ``info["objective"]`` holds the objective after each M-step.
+    ``eps0`` and ``eps`` are the first and last value of Remark 9's regulariser, relative to the
+    largest squared singular value of the first A.  ``gap_tol`` is the relative duality gap that stops
+    the solver; ``lower`` an optional valid lower bound of the relaxation value (see module doc).
+    eps is multiplied by ``eps_factor`` whenever the certified gap has shrunk by less than the factor
+    ``stall_ratio`` over the last ``stall_checks`` gap evaluations (it has reached this eps's floor).
+    Returns a :class:`RelaxationResult`; ``info`` holds the objective after each M-step
+    (``objective``), the certified relative gap (``rel_gap_certified``) and the gap history.
     """
     prob = make_problem(X, y, k, sigma=sigma, gamma=gamma, q=q)
     eps = check_positive(eps, "eps")
+    eps0 = check_positive(eps0, "eps0")
+    gap_tol = check_positive(gap_tol, "gap_tol")
+    stall_ratio = check_positive(stall_ratio, "stall_ratio")
+    if isinstance(stall_checks, bool) or not isinstance(stall_checks, (int, np.integer)) or stall_checks < 1:
+        raise ValueError(f"stall_checks must be a positive integer; got {stall_checks!r}")
+    eps_factor = check_positive(eps_factor, "eps_factor")
+    if eps_factor >= 1:
+        raise ValueError(f"eps_factor must be in (0, 1); got {eps_factor:g}")
+    if eps0 < eps:
+        raise ValueError(f"eps0 ({eps0:g}) must not be smaller than eps ({eps:g})")
+    for name, val in (("max_iter", max_iter), ("check_every", check_every)):
+        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
+            raise ValueError(f"{name} must be a positive integer; got {val!r}")
+    if lower is not None:
+        lower = float(lower)
+        if not np.isfinite(lower):
+            raise ValueError(f"lower must be a finite number or None; got {lower!r}")
     rng = np.random.default_rng(rng)
     t, q, n = prob.t, prob.q, prob.X.shape[1]
+    X, ytil = prob.X, prob.ytil
     s2 = prob.sigma ** 2
     a = t / (q * prob.gamma)
     scale_reg = prob.gamma * q / (2 * t)
+    Kd = np.einsum("ij,ij->i", X, X)              # diag(K)
     t0 = time.perf_counter()
-    Mp = np.full(t, q / t)                    # M' = diag(q/t): Algorithm 2's start
-    Mp = np.diag(Mp)
-    history = []
-    eps_abs = None
-    converged = False
-    c = np.zeros(t)
+    # M' = U diag(d) U^T + mu0 I; Algorithm 2 starts at M' = diag(q/t)
+    U, d, mu0 = np.zeros((t, 0)), np.zeros(0), q / t
+    history, gap_history = [], []
+    eps_rel, eps_scale, eps_since = eps0, None, 0
+    best_up, best_M = np.inf, None
+    best_lo, best_c = -np.inf, None
+    ref = -np.inf if lower is None else lower
+    converged, stop = False, "max_iter"
+    it = 0
+    rel = np.inf
     for it in range(1, max_iter + 1):
-        B = a * (Mp * prob.K)
-        c = scipy.linalg.solve(B + s2 * np.eye(t), B @ prob.ytil, assume_a="pos", check_finite=False)
-        A = a * (Mp @ ((prob.ytil - c)[:, None] * prob.X))
-        U, s, _ = np.linalg.svd(A, full_matrices=False)
-        if eps_abs is None:
-            eps_abs = eps * max(s[0] ** 2, 1e-300)
-        v = np.sqrt(s ** 2 + eps_abs)
-        mu, mu_rest, _ = _water_fill(v, t - len(s), np.sqrt(eps_abs), q)
-        Mp = (U * (mu - mu_rest)[None, :]) @ U.T + mu_rest * np.eye(t)
-        d = s2 * c
-        obj = (-(prob.y @ d) / s2 + 0.5 * (d @ d) / s2
-               + scale_reg * (((s ** 2 + eps_abs) / mu).sum() + (t - len(s)) * eps_abs / mu_rest))
+        # A-step (Woodbury): r = ytil - c = sigma^2 (Lam + a Z Z^T)^{-1} ytil
+        lam = s2 + a * mu0 * Kd
+        Z = (U[:, :, None] * X[:, None, :]).reshape(t, -1) * np.repeat(np.sqrt(d), n)[None, :]
+        rl = ytil / lam
+        if Z.shape[1]:
+            ZL = Z / lam[:, None]
+            S = np.eye(Z.shape[1]) / a + Z.T @ ZL
+            rl = rl - ZL @ np.linalg.solve(S, Z.T @ rl)
+        r = s2 * rl
+        c = ytil - r
+        # exact upper bound h(M) at the current M (c = c(M) maximises f(., M))
+        rX = X.T @ (U * r[:, None])                  # n x rank: column j is X^T (u_j o r)
+        quad = (d * (rX ** 2).sum(0)).sum() + mu0 * (Kd * r * r).sum()   # r^T (M' o K) r
+        up = float(-0.5 * s2 * (c @ c) - 0.5 * a * quad)
+        if up < best_up:
+            best_up, best_M = up, (U.copy(), d.copy(), mu0)
+        if it % check_every == 0 or it == 1:
+            lo = float(lower_bound(prob, c))
+            if lo > best_lo:
+                best_lo, best_c = lo, c.copy()
+            rel = (best_up - max(best_lo, ref)) / max(1.0, abs(best_up))
+            gap_history.append((it, rel))
+            if rel < gap_tol:
+                converged, stop = True, "gap"
+                break
+            # the gap has stopped shrinking at this eps (its floor): continue with a smaller eps
+            back = gap_history[-1 - stall_checks] if len(gap_history) > stall_checks else None
+            if back is not None and back[0] >= eps_since and rel > stall_ratio * back[1] and eps_rel > eps:
+                eps_rel = max(eps, eps_rel * eps_factor)
+                eps_since = it
+        # A = a M' D(r) X, then the M-step
+        Rx = r[:, None] * X
+        A = a * ((U * d[None, :]) @ (U.T @ Rx) + mu0 * Rx)
+        Ua, s, _ = np.linalg.svd(A, full_matrices=False)
+        if eps_scale is None:
+            eps_scale = max(s[0] ** 2, 1e-300)
+        e = eps_rel * eps_scale
+        v = np.sqrt(s ** 2 + e)
+        mu, mu_rest, _ = _water_fill(v, t - len(s), np.sqrt(e), q)
+        U, d, mu0 = Ua, mu - mu_rest, mu_rest
+        dd = s2 * c
+        obj = (-(prob.y @ dd) / s2 + 0.5 * (dd @ dd) / s2
+               + scale_reg * (((s ** 2 + e) / mu).sum() + (t - len(s)) * e / mu_rest))
         history.append(float(obj))
-        if it > 1 and history[-2] - obj <= tol * max(1.0, abs(obj)):
-            converged = True
-            break
-    M = (t / q) * Mp
+        if len(history) > 1:
+            drop = (history[-2] - obj) / max(1.0, abs(obj))
+            if drop <= 1e-14 and eps_rel <= eps:
+                stop = "stalled"
+                break
+    if best_c is None or (stop == "max_iter" and it % check_every):
+        lo = float(lower_bound(prob, c))
+        if lo > best_lo:
+            best_lo, best_c = lo, c.copy()
+    M = (t / q) * _dense(t, *best_M)
     M = 0.5 * (M + M.T)
-    lb = lower_bound(prob, c)
-    ub = upper_bound(prob, M)
+    ub = upper_bound(prob, M)                    # recomputed densely (equals best_up up to rounding)
+    rel = (ub - max(best_lo, ref)) / max(1.0, abs(ub))
+    converged = bool(rel < gap_tol)
     solve_time = time.perf_counter() - t0
     labels, W = round_and_refit(prob, M, rng, n_init=n_init)
-    info = {"objective": history, "eps_abs": eps_abs, "solve_time_s": solve_time}
-    return RelaxationResult(labels=labels, W=W, c=c, M=M, lower=float(lb), upper=float(ub),
+    info = {"objective": history, "gap_history": gap_history, "eps_final": eps_rel * (eps_scale or 1.0),
+            "solve_time_s": solve_time, "rel_gap_certified": float(rel), "lower_ref": lower, "stop": stop,
+            "gap_tol": gap_tol}
+    return RelaxationResult(labels=labels, W=W, c=best_c, M=M, lower=float(best_lo), upper=float(ub),
                             iterations=it, converged=converged, info=info)
