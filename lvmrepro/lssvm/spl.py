@@ -11,6 +11,13 @@ exact latent SSVM objective decreases by less than ``C * eps`` (from then on it 
 Initialisation, as in the paper's experiments: ``T0`` CCCP iterations on all samples; ``K0`` (default
 ``1e4 / C``, the digits setting) is divided by ``mu`` until the first selection holds more than half
 the samples.
+
+A property of the objective, not of this code: when ``1/K`` is small next to the regulariser, the
+pair ``w = 0, v = 0`` (objective 0) beats any selection, and ACS can descend to it -- each w-step on
+the selected samples shrinks ``w``, which raises the slacks and empties the next selection.  The run
+then only recovers once ``1/K > C/n`` (at ``w = 0`` every slack is 1).  With few samples (``C/n``
+large, e.g. the 18-image smoke scale of the mammals target) this happens within the first outer
+iteration; with the papers' sample sizes it did not in our runs (see ``n_selected`` in ``history``).
 """
 from __future__ import annotations
 
