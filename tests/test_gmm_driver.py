@@ -122,3 +122,46 @@ def test_theorem1_sum_bound_uses_v_T_not_b_T():
     assert th["eta_sum_d"] == pytest.approx(0.5) and th["v0_minus_vT"] == pytest.approx(0.5)
     assert th["holds_15"] and th["holds_bound"]
     assert th["v0_minus_bT"] == 0.0 and not th["holds_printed_15"]
+
+
+# --------------------------------------------------------------------------- Theorem 2's smooth toy
+from lvmrepro.gmm.toy1d import SmoothDC1D  # noqa: E402
+
+
+def test_smooth_dc_bounds_majorise_and_touch():
+    fam = SmoothDC1D()
+    grid = np.linspace(-8, 8, 801)
+    for z in (-3.0, -0.4, 0.0, 0.7, 2.5):
+        b = np.array([fam.evaluate(z, w) for w in grid])
+        F = np.array([fam.objective(w) for w in grid])
+        assert np.all(b >= F - 1e-12)
+        assert fam.evaluate(z, z) == pytest.approx(fam.objective(z), abs=1e-12)
+        # minimize() is the bound's minimiser: b_z'(w) = w - g'(z) = 0 there
+        wz = fam.minimize(z)
+        assert np.all(b >= fam.evaluate(z, wz) - 1e-12)
+
+
+def test_smooth_dc_gradient_matches_finite_differences():
+    fam = SmoothDC1D()
+    for w in (-2.3, -0.1, 0.4, 1.7, 3.9):
+        h = 1e-6
+        fd = (fam.objective(w + h) - fam.objective(w - h)) / (2 * h)
+        assert fam.gradient(w) == pytest.approx(fd, abs=1e-6)
+    w_star = fam.minimiser()
+    assert abs(fam.gradient(w_star)) < 1e-12 and w_star == pytest.approx(4.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("eta", [0.02, 0.3, 1.0])
+def test_smooth_dc_gmm_gradient_bounded_by_gap(eta):
+    fam = SmoothDC1D()
+    tr = driver.run(fam, 0.3, eta=eta, eps=1e-12, rng=np.random.default_rng(4), record_w=True)
+    assert tr.converged
+    L = fam.smoothness
+    for w, d, F in zip(tr.ws[1:], tr.d, tr.F[1:]):
+        assert abs(fam.gradient(w)) <= np.sqrt(2 * L * (d + 1e-14 * max(1.0, abs(F)))) + 1e-15
+    assert abs(abs(tr.w) - fam.minimiser()) < 1e-5
+
+
+def test_smooth_dc_bad_parameters():
+    with pytest.raises(ValueError, match="radius"):
+        SmoothDC1D(radius=0.0)

@@ -5,7 +5,8 @@ import pytest
 from lvmrepro.experiments import run
 from conftest import needs_data
 
-TARGETS = ["gmm.fig1", "gmm.table1", "gmm.table4_clustering", "gmm.fig2", "gmm.fig5", "gmm.theorem1", "gmm.walk", "gmm.dead_clusters"]
+TARGETS = ["gmm.fig1", "gmm.table1", "gmm.table4_clustering", "gmm.fig2", "gmm.fig5", "gmm.theorem1", "gmm.theorem2",
+           "gmm.walk", "gmm.dead_clusters"]
 
 
 @needs_data
@@ -15,7 +16,7 @@ def test_target_smoke(name):
     assert res["rows"] and res["claims"]
     assert all(c["evidence"].strip() for c in res["claims"])
     _check_row_values(res["rows"])
-    if name != "gmm.fig1":
+    if name not in ("gmm.fig1", "gmm.theorem2"):
         assert any(d["name"].startswith("clustering/") for d in res["data"])
     again = run(name, "smoke", progress=False)  # cached, identical
     assert again["rows"] == res["rows"]
@@ -50,6 +51,12 @@ def test_table1_same_seed_same_table(tmp_path):
 def test_theorem1_claims_hold_at_smoke():
     res = run("gmm.theorem1", "smoke", progress=False)
     assert all(c["holds"] for c in res["claims"]), res["claims"]
+
+
+def test_theorem2_claims_hold_at_smoke(tmp_path):
+    res = run("gmm.theorem2", "smoke", out=tmp_path, progress=False)
+    assert all(c["holds"] for c in res["claims"]), res["claims"]
+    assert all(r["grad_final"] <= r["grad_bound"] for r in res["rows"])
 
 
 @needs_data
