@@ -26,8 +26,7 @@ class LearnResult:
     ``w``: final parameters; ``H``: latent values imputed with ``w``; ``objective``: the exact latent
     SSVM objective at ``w``; ``history``: one dict per outer iteration (always ``iteration`` and
     ``objective`` -- the objective of the iterate kept after that iteration -- plus learner-specific
-keys); ``converged``: the stopping rule fired (rather than
-    ``max_iter``).
+    keys); ``converged``: the stopping rule fired (rather than ``max_iter``).
     """
     w: np.ndarray
     H: np.ndarray
