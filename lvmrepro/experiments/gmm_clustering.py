@@ -610,11 +610,10 @@ def theorem2(ctx):
 def walk(ctx):
     """(a) fraction of labels changed vs walk length at a recorded G-MM state; (b) G-MM objective vs walk length."""
     p = ctx.params
-    record_data(p["datasets"])
     # The mixing curves are cheap (a few seconds even on GMM-200), so they may cover more data sets
     # than the expensive walk-length trials.
     mix_sets = p.get("mix_datasets", p["datasets"])
-    record_data(mix_sets)
+    record_data(sorted(set(p["datasets"]) | set(mix_sets)))
     mix_items = [(d, s, p) for d, s in zip(mix_sets, ctx.seeds(len(mix_sets), key=3000))]
     mixing = ctx.map(_mixing, mix_items, desc="mixing curves")
     items = []
