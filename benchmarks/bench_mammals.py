@@ -6,7 +6,7 @@ Synthetic data with the real shape of one training split (245 images, 1-345 posi
 import numpy as np
 
 from lvmrepro._kernels import latent_search
-from lvmrepro.lssvm.model import EnumerableStatesModel
+from lvmrepro.lssvm import EnumerableStatesModel
 from lvmrepro.lssvm.models.mammals import MammalsModel, RaggedFeatures, latent_search_reference
 
 _rng = np.random.default_rng(0)

@@ -48,3 +48,32 @@ def check_eta(eta) -> float:
     if not (0.0 < eta <= 1.0):
         raise ValueError(f"the progress coefficient eta must lie in (0, 1]; got {eta}")
     return eta
+
+
+def as_label_array(Y, n: int, n_labels: int, name: str = "Y") -> np.ndarray:
+    """Integer class labels as int64 (n,) in ``0..n_labels-1``; floats are accepted only when integral."""
+    arr = np.asarray(Y)
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        raise ValueError(f"{name} must hold integer labels; got dtype {arr.dtype}")
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},); got {arr.shape}")
+    if np.issubdtype(arr.dtype, np.floating):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must hold integer labels; got non-integral or non-finite values")
+    out = np.ascontiguousarray(arr, dtype=np.int64)
+    if out.size and (out.min() < 0 or out.max() >= n_labels):
+        raise ValueError(f"{name}: labels must lie in 0..{n_labels - 1}; got values in {out.min()}..{out.max()}")
+    return out
+
+
+def as_weight_vector(w, size: int, name: str = "w") -> np.ndarray:
+    """A parameter vector as C-contiguous float64 (size,), finite."""
+    try:
+        arr = np.ascontiguousarray(w, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric vector: {exc}") from None
+    if arr.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},); got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return arr

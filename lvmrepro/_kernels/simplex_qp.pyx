@@ -16,9 +16,12 @@ from libc.math cimport INFINITY
 cnp.import_array()
 
 
-def simplex_qp_smo(const double[:, ::1] Q, const double[::1] b, double[::1] alpha, double total,
-                   double tol, long max_steps):
-    """Improve ``alpha`` in place; returns (steps, final Frank-Wolfe gap)."""
+def simplex_qp_smo(const double[:, ::1] Q,    # IN  (K, K) PSD Gram matrix
+                   const double[::1] b,        # IN  (K,) linear term
+                   double[::1] alpha,          # IN/OUT (K,) feasible start, improved in place
+                   double total, double tol, long max_steps):
+    """Improve ``alpha`` in place; returns (steps, final Frank-Wolfe gap).  Inputs must be finite
+    (checked by :func:`lvmrepro.lssvm.inner.cutting_plane.solve_simplex_qp`)."""
     cdef Py_ssize_t K = Q.shape[0], i, j, up, down
     cdef long steps = 0
     cdef double gu, gd, curv, step, fw, ga
@@ -44,7 +47,8 @@ def simplex_qp_smo(const double[:, ::1] Q, const double[::1] b, double[::1] alph
                     gd = g[i]
                     down = i
             fw = total * gu - ga
-            if fw <= tol or steps >= max_steps or down < 0 or up == down:
+            # up < 0 only when every gradient is NaN (non-finite input): stop rather than index -1
+            if fw <= tol or steps >= max_steps or up < 0 or down < 0 or up == down:
                 break
             curv = Q[up, up] + Q[down, down] - 2.0 * Q[up, down]
             if curv <= 1e-300:

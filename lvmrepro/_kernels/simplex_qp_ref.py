@@ -14,7 +14,7 @@ def simplex_qp_smo(Q, b, alpha, total, tol, max_steps):
         down = int(pos[np.argmin(g[pos])]) if len(pos) else -1
         gd = g[down] if down >= 0 else np.inf
         fw = total * gu - float(g @ alpha)
-        if fw <= tol or steps >= max_steps or down < 0 or up == down:
+        if fw <= tol or steps >= max_steps or not np.isfinite(gu) or down < 0 or up == down:
             break
         curv = Q[up, up] + Q[down, down] - 2.0 * Q[up, down]
         step = alpha[down] if curv <= 1e-300 else min((gu - gd) / curv, alpha[down])

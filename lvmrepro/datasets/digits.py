@@ -161,3 +161,16 @@ def load_digit_pair(a: int, b: int, *, angles=ANGLES, n_components: int = N_COMP
     return DigitPair(pair=(a, b), angles=data["angles"], F_train=data["F_train"], y_train=data["y_train"],
                      idx_train=data["idx_train"], F_test=data["F_test"], y_test=data["y_test"],
                      idx_test=data["idx_test"], pca_mean=data["pca_mean"], pca_components=data["pca_components"])
+
+
+def pair_subsample(pair, n_train=None, n_test=None, seed: int = 0):
+    """A seeded subsample of a digit pair's rotation features: ``(F_train, y_train, F_test, y_test,
+    idx_train)`` (all images when ``n_train``/``n_test`` is None or at least the pair's size; ``idx_train``
+    are the kept training images' MNIST indices)."""
+    d = load_digit_pair(*pair)
+    rng = np.random.default_rng(seed)
+    tr = np.arange(len(d.y_train)) if n_train is None or n_train >= len(d.y_train) else \
+        np.sort(rng.choice(len(d.y_train), n_train, replace=False))
+    te = np.arange(len(d.y_test)) if n_test is None or n_test >= len(d.y_test) else \
+        np.sort(rng.choice(len(d.y_test), n_test, replace=False))
+    return d.F_train[tr], d.y_train[tr], d.F_test[te], d.y_test[te], d.idx_train[tr]

@@ -312,3 +312,55 @@ def all_images() -> list[MammalsExample]:
                 if prev != ex:
                     raise SplitFileError(f"image {ex.name} has different label/grid in different split files: {prev} vs {ex}")
     return [seen[n] for n in sorted(seen)]
+
+
+# --------------------------------------------------------------------------- protocol helpers (both papers)
+INITIALISATIONS = ("center", "top-left", "random")
+
+
+def stratified_subset(examples, n_keep, seed):
+    """Deterministic class-stratified subset of ``n_keep`` examples (all when None), in original order."""
+    if n_keep is None or n_keep >= len(examples):
+        return list(examples)
+    rng = np.random.default_rng(seed)
+    labels = np.array([e.label for e in examples])
+    per = {c: list(rng.permutation(np.nonzero(labels == c)[0])) for c in np.unique(labels)}
+    order = []
+    while len(order) < n_keep:
+        for c in sorted(per):
+            if per[c] and len(order) < n_keep:
+                order.append(per[c].pop(0))
+    return [examples[i] for i in sorted(order)]
+
+
+def split_examples(split: int, n_train=None, n_test=None, seed: int = 0):
+    """(train examples, test examples) of a split, optionally subsampled (stratified, seeded)."""
+    train, test = load_splits(split)
+    return (stratified_subset(train, n_train, seed + 1000 * split),
+            stratified_subset(test, n_test, seed + 1000 * split + 1))
+
+
+def initial_positions(examples, init: str, rng: np.random.Generator | None = None) -> np.ndarray:
+    """Initial window position per example: grid centre, top-left corner (h = 0) or uniform random."""
+    if init == "center":
+        return np.array([(e.nx // 2) * e.ny + e.ny // 2 for e in examples], dtype=np.int64)
+    if init == "top-left":
+        return np.zeros(len(examples), dtype=np.int64)
+    if init == "random":
+        if rng is None:
+            raise ValueError("random initialisation needs an rng")
+        return np.array([rng.integers(e.n_positions) for e in examples], dtype=np.int64)
+    raise ValueError(f"unknown initialisation {init!r}; use one of {INITIALISATIONS}")
+
+
+def relative_positions(examples, H) -> np.ndarray:
+    """(n, 2) window centres relative to the image size, for latent positions ``H``."""
+    return np.array([relative_position(e, int(h)) for e, h in zip(examples, H)])
+
+
+def prefetch_features(splits, n_train, n_test, seed) -> None:
+    """Compute/cache the features of these splits once, in this process (which also records every
+    file read as an input of the active run) before training runs fan out to worker processes."""
+    for k in splits:
+        tr, te = split_examples(k, n_train, n_test, seed)
+        load_features(tr + te)

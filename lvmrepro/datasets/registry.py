@@ -22,6 +22,8 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import quote
 
+from lvmrepro.provenance import record as record_provenance
+
 REGISTRY_FILE = "registry.tsv"
 RAW_URL = "https://raw.githubusercontent.com/{repository}/{commit}/{path}"
 
@@ -171,12 +173,9 @@ def default_registry() -> Registry:
     return Registry.from_tsv(text)
 
 
-# Files handed out in this process, name -> sha256: experiments read this to record their inputs.
-ACCESS_LOG: dict[str, str] = {}
-
-
 def fetch(name: str) -> Path:
-    """Verified local path of the registered data file ``name``."""
+    """Verified local path of the registered data file ``name`` (recorded as an input of the active run,
+    see :mod:`lvmrepro.provenance`)."""
     path = default_registry().fetch(name)
-    ACCESS_LOG[name] = default_registry().entry(name).sha256
+    record_provenance(name, default_registry().entry(name).sha256)
     return path

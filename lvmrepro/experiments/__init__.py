@@ -1,6 +1,6 @@
 """The experiment contract: one function per table or figure, run by name at a named scale.
 
-A chapter module ``lvmrepro/experiments/<paper>.py`` registers its targets with :func:`target`::
+A chapter module ``lvmrepro/experiments/<paper>/<topic>.py`` registers its targets with :func:`target`::
 
     @target("gmm.table1", title="k-means vs G-MM", notebook="notebooks/gmm/02_table1",
             paper=PAPER_TABLE1, scales={"smoke": {...}, "default": {...}, "paper": {...}})
@@ -29,6 +29,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from lvmrepro import provenance
 from lvmrepro.io import atomic_write_json, to_jsonable
 
 SCALES = ("smoke", "default", "paper")
@@ -72,9 +73,10 @@ def _load_all() -> None:
     if _LOADED:
         return
     import lvmrepro.experiments as pkg
-    for mod in pkgutil.iter_modules(pkg.__path__):
-        if not mod.name.startswith("_"):
-            importlib.import_module(f"lvmrepro.experiments.{mod.name}")
+    # every module of the chapter packages (lvmrepro/experiments/<paper>/<topic>.py); "_" marks helpers
+    for mod in pkgutil.walk_packages(pkg.__path__, prefix="lvmrepro.experiments."):
+        if not any(part.startswith("_") for part in mod.name.split(".")):
+            importlib.import_module(mod.name)
     _LOADED = True
 
 
@@ -150,13 +152,9 @@ class Context:
         """The result of target ``name`` at this run's scale, seed and output folder (computed or
         taken from its cache), e.g. Table 4 re-reading Table 1's trials.  Its data files are
         recorded as data of this run too."""
-        from lvmrepro.datasets.registry import ACCESS_LOG
-        saved = dict(ACCESS_LOG)
         upstream = run(name, self.scale, out=self.out, jobs=self.jobs, seed=self.seed,
                        progress=self.progress)
-        ACCESS_LOG.clear()
-        ACCESS_LOG.update(saved)
-        ACCESS_LOG.update({d["name"]: d["sha256"] for d in upstream["data"]})
+        provenance.record_many(upstream["data"])
         # A reused run's own runtime, so a reader can tell "computed here" from "read from there".
         self.upstream.append({"target": name, "runtime_s": upstream["runtime_s"],
                               "created": upstream["created"]})
@@ -242,12 +240,11 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
                 return cached
         except (json.JSONDecodeError, OSError):
             pass  # unreadable cache: recompute and overwrite atomically
-    from lvmrepro.datasets.registry import ACCESS_LOG
-    ACCESS_LOG.clear()
     ctx = Context(target=name, scale=scale, params=params, seed=seed, jobs=jobs, progress=progress,
                   out=out_dir)
     t0 = time.perf_counter()
-    out_obj = tgt.func(ctx)
+    with provenance.recording() as data_files:
+        out_obj = tgt.func(ctx)
     runtime = time.perf_counter() - t0
     if not isinstance(out_obj, dict) or "rows" not in out_obj:
         raise TypeError(f"target {name!r} must return a dict with at least 'rows'")
@@ -258,7 +255,7 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
         "scale": scale,
         "params": params,
         "seeds": {"base": seed, **out_obj.get("seeds", {})},
-        "data": [{"name": n, "sha256": s} for n, s in sorted(ACCESS_LOG.items())],
+        "data": [{"name": n, "sha256": s} for n, s in sorted(data_files.items())],
         "runtime_s": runtime,
         "jobs": jobs,
         "version": package_version(),

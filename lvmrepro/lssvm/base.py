@@ -66,7 +66,7 @@ class InferenceTerms:
     aug: np.ndarray
     ybar: object
     hbar: object
-    best: np.ndarray
+    best: np.ndarray | None
     h_best: object
     fixed: np.ndarray | None = None
 
@@ -132,13 +132,20 @@ class LatentModel(ABC):
             raise ValueError(f"H has {len(H)} entries for {self.n_samples(X)} examples")
         return H
 
-    def inference_terms(self, w, X, Y, H=None) -> InferenceTerms:
-        """Loss-augmented maxima, latent completions and (if ``H``) the fixed-latent scores at ``w``."""
+    def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
+        """Loss-augmented maxima, latent completions and (if ``H``) the fixed-latent scores at ``w``.
+
+        ``complete=False`` lets a caller that needs no latent completion skip it (``best`` and
+        ``h_best`` may then be None); a model that gets them for free may fill them anyway.
+        """
         ybar, hbar, aug = self.loss_augmented_inference(w, X, Y)
-        h_best, best = self.impute_latent(w, X, Y)
+        h_best = best = None
+        if complete:
+            h_best, best = self.impute_latent(w, X, Y)
+            best = np.asarray(best, dtype=np.float64)
         fixed = None if H is None else np.asarray(self.score(w, X, Y, H), dtype=np.float64)
         return InferenceTerms(aug=np.asarray(aug, dtype=np.float64), ybar=ybar, hbar=hbar,
-                              best=np.asarray(best, dtype=np.float64), h_best=h_best, fixed=fixed)
+                              best=best, h_best=h_best, fixed=fixed)
 
     def latent_where(self, mask, H_a, H_b):
         """Per example: ``H_a[i]`` where ``mask[i]`` else ``H_b[i]`` (a new container)."""

@@ -23,23 +23,74 @@ import time
 
 import numpy as np
 
+from lvmrepro.lssvm.base import LatentModel
 from lvmrepro.lssvm.cccp import LearnResult, check_learner_args, initial_state
-from lvmrepro.lssvm.model import LatentModel
+
+
+class Groups:
+    """Disjoint blocks of ``w``: an (n_groups, size) index array (equal blocks) or a list of 1-D
+    index arrays of any sizes.  Indices not in any group are not penalised."""
+
+    def __init__(self, groups, size_w: int | None = None):
+        if isinstance(groups, Groups):
+            groups = groups.spec
+        if isinstance(groups, np.ndarray) and groups.ndim == 2:
+            if not np.issubdtype(groups.dtype, np.integer):
+                raise ValueError(f"groups must be integer indices; got {groups.dtype}")
+            self.equal = groups.astype(np.int64)
+            blocks = list(self.equal)
+        else:
+            try:
+                blocks = [np.asarray(g) for g in groups]
+            except TypeError:
+                raise ValueError("groups must be a 2-D index array or a list of 1-D index arrays") from None
+            if not blocks or any(b.ndim != 1 or b.size == 0 or not np.issubdtype(b.dtype, np.integer) for b in blocks):
+                raise ValueError("groups must be a non-empty list of non-empty 1-D integer index arrays")
+            blocks = [b.astype(np.int64) for b in blocks]
+            self.equal = np.stack(blocks) if len({b.size for b in blocks}) == 1 else None
+        if not blocks:
+            raise ValueError("groups must not be empty")
+        self.spec = groups
+        self.flat = np.concatenate(blocks)
+        self.sizes = np.array([b.size for b in blocks], dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+        if self.flat.min() < 0 or (size_w is not None and self.flat.max() >= size_w) \
+                or len(np.unique(self.flat)) != self.flat.size:
+            raise ValueError("groups must be disjoint indices into w")
+
+    def __len__(self):
+        return len(self.sizes)
+
+    def norms(self, w) -> np.ndarray:
+        w = np.asarray(w)
+        if self.equal is not None:
+            return np.linalg.norm(w[self.equal], axis=1)
+        return np.sqrt(np.add.reduceat(w[self.flat] ** 2, self.starts))
+
+    def scale(self, w, factors) -> np.ndarray:
+        """``w`` with block ``p`` multiplied by ``factors[p]`` (other entries unchanged)."""
+        out = np.array(w, dtype=np.float64, copy=True)
+        if self.equal is not None:
+            out[self.equal] = w[self.equal] * factors[:, None]
+        else:
+            out[self.flat] = w[self.flat] * np.repeat(factors, self.sizes)
+        return out
 
 
 def group_penalty(w, groups, lam) -> float:
-    """``sum_p lam_p ||w_p||_2`` for ``groups`` given as an (n_groups, group_size) index array."""
-    return float(np.sum(lam * np.linalg.norm(w[groups], axis=1)))
+    """``sum_p lam_p ||w_p||_2`` (``groups``: see :class:`Groups`)."""
+    return float(np.sum(lam * Groups(groups).norms(w)))
 
 
 def block_norms(w, groups) -> np.ndarray:
-    return np.linalg.norm(np.asarray(w)[groups], axis=1)
+    return Groups(groups).norms(w)
 
 
 class GroupNormLSSVM:
     """Group-norm learner.  ``GroupNormLSSVM(model, groups, lam=1, C=1).fit(X, Y, H0=...)``.
 
-    ``groups``: integer array (n_groups, group_size) of indices into ``w`` (disjoint blocks).
+    ``groups``: disjoint blocks of ``w``, an (n_groups, size) index array or a list of index arrays of
+    any sizes (:class:`Groups`).
     ``history`` rows add ``penalty``, ``inner_iters``, ``eta`` and ``nonzero_blocks``.
     """
 
@@ -48,12 +99,7 @@ class GroupNormLSSVM:
                  inner_iter: int = 200, inner_patience: int = 30):
         self.model = model
         self.C, self.eps, self.max_iter = check_learner_args(C, eps, max_iter)
-        groups = np.asarray(groups)
-        if groups.ndim != 2 or not np.issubdtype(groups.dtype, np.integer):
-            raise ValueError(f"groups must be a 2-D integer index array; got {groups.dtype} {groups.shape}")
-        if groups.min() < 0 or groups.max() >= model.size_w or len(np.unique(groups)) != groups.size:
-            raise ValueError("groups must be disjoint indices into w")
-        self.groups = groups
+        self.groups = Groups(groups, model.size_w)
         lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (len(groups),)).copy()
         if np.any(lam < 0) or not np.all(np.isfinite(lam)):
             raise ValueError("lam must be non-negative and finite")
@@ -66,18 +112,18 @@ class GroupNormLSSVM:
         self.inner_iter, self.inner_patience = int(inner_iter), int(inner_patience)
 
     def omega(self, w) -> float:
-        val = group_penalty(w, self.groups, self.lam)
+        val = float(np.sum(self.lam * self.groups.norms(w)))
         return val + (0.5 * float(w @ w) if self.reg == "elastic" else 0.0)
 
     def objective(self, w, X, Y, H) -> float:
         """``L(w, {h_i})`` exactly (eq. 8)."""
         _, _, aug = self.model.loss_augmented_inference(w, X, Y)
         hinge = np.maximum(0.0, aug - self.model.score(w, X, Y, H))
-        return self.omega(w) + self.C / len(Y) * float(hinge.sum())
+        return self.omega(w) + self.C / self.model.n_samples(X) * float(hinge.sum())
 
     def _eval(self, w, X, Y, H):
         """``L(w, {h_i})`` and the hinge part's subgradient ``C/n sum_i m_i`` (eq. 12) in one oracle call."""
-        model, n = self.model, len(Y)
+        model, n = self.model, self.model.n_samples(X)
         yb, hb, aug = model.loss_augmented_inference(w, X, Y)
         margin = aug - model.score(w, X, Y, H)
         active = (margin > 0).astype(np.float64)
@@ -87,19 +133,18 @@ class GroupNormLSSVM:
 
     def _step(self, w, g, alpha):
         if self.method == "subgradient":
-            norms = block_norms(w, self.groups)
+            norms = self.groups.norms(w)
             scale = np.divide(self.lam, norms, out=np.zeros_like(norms), where=norms > 0)
             d_omega = np.zeros_like(w)
-            d_omega[self.groups] = w[self.groups] * scale[:, None]
+            d_omega[self.groups.flat] = self.groups.scale(w, scale)[self.groups.flat]
             if self.reg == "elastic":
                 d_omega += w
             return w - alpha * (d_omega + g)
         u = w - alpha * g
-        norms = block_norms(u, self.groups)
+        norms = self.groups.norms(u)
         shrink = np.maximum(0.0, 1.0 - np.divide(alpha * self.lam, norms, out=np.full_like(norms, np.inf),
                                                 where=norms > 0))
-        w = u.copy()
-        w[self.groups] = u[self.groups] * shrink[:, None]
+        w = self.groups.scale(u, shrink)
         return w / (1.0 + alpha) if self.reg == "elastic" else w
 
     def _inner(self, w, X, Y, H):
@@ -123,11 +168,11 @@ class GroupNormLSSVM:
     def fit(self, X, Y, *, H0=None, w0=None) -> LearnResult:
         t0 = time.perf_counter()
         model = self.model
-        Y = np.asarray(Y, dtype=np.int64)
+        Y = model.check_outputs(X, Y)
         w, H = initial_state(model, X, Y, H0, w0)
         obj = self.objective(w, X, Y, H)
         history = [{"iteration": 0, "objective": obj, "penalty": self.omega(w), "inner_iters": 0, "eta": 0,
-                    "nonzero_blocks": int(np.sum(block_norms(w, self.groups) > 0))}]
+                    "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0))}]
         converged = False
         for it in range(1, self.max_iter + 1):
             w, inner_obj, n_inner, eta = self._inner(w, X, Y, H)
@@ -136,11 +181,11 @@ class GroupNormLSSVM:
             rel = abs(new_obj - obj) / max(abs(obj), 1e-300)
             obj = new_obj
             history.append({"iteration": it, "objective": obj, "penalty": self.omega(w), "inner_iters": n_inner,
-                            "eta": eta, "nonzero_blocks": int(np.sum(block_norms(w, self.groups) > 0))})
+                            "eta": eta, "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0))})
             if rel <= self.eps:
                 converged = True
                 break
         return LearnResult(w=w, H=H, objective=obj, history=history, converged=converged,
                            runtime_s=time.perf_counter() - t0,
                            info={"learner": f"groupnorm-{self.method}", "reg": self.reg, "C": self.C,
-                                 "block_norms": block_norms(w, self.groups).tolist()})
+                                 "block_norms": self.groups.norms(w).tolist()})

@@ -25,8 +25,10 @@ import time
 
 import numpy as np
 
-from lvmrepro.lssvm.cccp import CCCP, LearnResult, check_learner_args
-from lvmrepro.lssvm.model import LatentModel, bound_objective, latent_objective, slacks
+from lvmrepro.lssvm.base import LatentModel
+from lvmrepro.lssvm.cccp import CCCP, LearnResult, _solves, check_gap_tol, check_learner_args, initial_state
+from lvmrepro.lssvm.inner import InnerSolver, default_inner
+from lvmrepro.lssvm.objective import bound_objective, latent_objective, slacks
 
 
 class SelfPaced:
@@ -42,21 +44,30 @@ class SelfPaced:
 
     def __init__(self, model: LatentModel, C: float, *, eps: float = 1e-3, mu: float = 1.3,
                  K0: float | None = None, T0: int = 2, max_iter: int = 100, acs_max_iter: int = 10,
-                 gap_tol: float | None = None):
+                 gap_tol: float | None = None, inner: InnerSolver | None = None):
         self.model = model
         self.C, self.eps, self.max_iter = check_learner_args(C, eps, max_iter)
-        mu = float(mu)
-        if not mu > 1:
+        try:
+            mu = float(mu)
+        except (TypeError, ValueError):
+            raise ValueError(f"the annealing factor mu must be a number > 1; got {mu!r}") from None
+        if not (np.isfinite(mu) and mu > 1):
             raise ValueError(f"the annealing factor mu must be > 1; got {mu}")
         self.mu = mu
-        self.K0 = 1e4 / self.C if K0 is None else float(K0)
+        try:
+            self.K0 = 1e4 / self.C if K0 is None else float(K0)
+        except (TypeError, ValueError):
+            raise ValueError(f"K0 must be a positive number; got {K0!r}") from None
         if not (np.isfinite(self.K0) and self.K0 > 0):
             raise ValueError(f"K0 must be a positive number; got {K0}")
         if isinstance(T0, bool) or not isinstance(T0, (int, np.integer)) or T0 < 0:
             raise ValueError(f"T0 must be a non-negative integer; got {T0!r}")
         self.T0 = int(T0)
+        if isinstance(acs_max_iter, bool) or not isinstance(acs_max_iter, (int, np.integer)) or acs_max_iter < 1:
+            raise ValueError(f"acs_max_iter must be a positive integer; got {acs_max_iter!r}")
         self.acs_max_iter = int(acs_max_iter)
-        self.gap_tol = 0.1 * self.C * self.eps if gap_tol is None else float(gap_tol)
+        self.gap_tol = check_gap_tol(gap_tol, self.C, self.eps)
+        self.inner = default_inner(model) if inner is None else inner
 
     def _select(self, w, X, Y, H, K, n):
         return (self.C / n * slacks(self.model, w, X, Y, H) < 1.0 / K).astype(np.float64)
@@ -64,14 +75,14 @@ class SelfPaced:
     def fit(self, X, Y, *, H0=None, w0=None) -> LearnResult:
         t0 = time.perf_counter()
         model, C = self.model, self.C
-        Y = np.asarray(Y, dtype=np.int64)
-        n = len(Y)
-        warm = CCCP(model, C, eps=self.eps, max_iter=max(self.T0, 1), gap_tol=self.gap_tol)
+        Y = model.check_outputs(X, Y)
+        n = model.n_samples(X)
+        session = self.inner.bind(model, X, Y, C)   # shared with the warm-up: its planes are re-used
         if self.T0 > 0:
-            wr = warm.fit(X, Y, H0=H0, w0=w0)
+            warm = CCCP(model, C, eps=self.eps, max_iter=self.T0, gap_tol=self.gap_tol, inner=self.inner)
+            wr = warm.fit(X, Y, H0=H0, w0=w0, session=session)
             w, H, warm_hist = wr.w, wr.H, wr.history
         else:
-            from lvmrepro.lssvm.cccp import initial_state
             w, H = initial_state(model, X, Y, H0, w0)
             warm_hist = []
         obj = latent_objective(model, w, X, Y, C)
@@ -89,7 +100,7 @@ class SelfPaced:
             spl_start = spl_obj
             accepted, rejected, raw = 0, False, []
             for _ in range(self.acs_max_iter):
-                res = model.solve_convex(X, Y, H, C, sample_weight=v, tol=self.gap_tol)
+                res = session.solve(H, sample_weight=v, tol=self.gap_tol)
                 w_new = res.w
                 v_new = self._select(w_new, X, Y, H, K, n)
                 new_spl = bound_objective(model, w_new, X, Y, H, C, v_new) - v_new.sum() / K
@@ -119,4 +130,4 @@ class SelfPaced:
                            runtime_s=time.perf_counter() - t0,
                            info={"learner": "spl", "C": C, "eps": self.eps, "mu": self.mu,
                                  "K0_requested": self.K0, "K0": K0_used, "T0": self.T0,
-                                 "warm_start_history": warm_hist})
+                                 "warm_start_history": warm_hist, **_solves(session)})

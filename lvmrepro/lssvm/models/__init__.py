@@ -1,1 +1,2 @@
-"""Concrete latent SSVM models built on :class:`lvmrepro.lssvm.model.EnumerableStatesModel`."""
+"""Concrete latent SSVM models (oracles): enumerable states, ragged positions, the mammals and digit
+models of the chapters, and a latent chain (Viterbi completion) that proves the interface general."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.lssvm.model import EnumerableStatesModel
+from lvmrepro.lssvm.models.enumerable import EnumerableStatesModel
 
 
 def spl_digit_model(n_angles: int = 11, block_size: int = 11, n_labels: int = 2, *,

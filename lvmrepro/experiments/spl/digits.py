@@ -1,4 +1,4 @@
-"""SPL Figure 3: CCCP vs self-paced learning on four MNIST digit pairs with a latent rotation.
+"""Self-paced learning chapter, digits -- SPL Figure 3: CCCP vs self-paced learning on four MNIST digit pairs with a latent rotation.
 
 For each pair and C: the exact latent SSVM objective of both learners (relative difference
 ``(obj_cccp - obj_spl) / obj_cccp``, significant when ``|obj_cccp - obj_spl| > C eps``), train and test
@@ -27,17 +27,12 @@ PAPER_FIG3 = {
 }
 
 
-def _pair_data(pair, n_train, n_test, seed):
-    from lvmrepro.datasets.digits import load_digit_pair
+def pair_data(pair, n_train, n_test, seed):
+    """``(X, Y, Xt, Yt, idx_train)`` of a seeded digit-pair subsample, as model inputs."""
+    from lvmrepro.datasets.digits import pair_subsample
     from lvmrepro.lssvm import StateFeatures
-    d = load_digit_pair(*pair)
-    rng = np.random.default_rng(seed)
-    tr = np.arange(len(d.y_train)) if n_train is None or n_train >= len(d.y_train) else \
-        np.sort(rng.choice(len(d.y_train), n_train, replace=False))
-    te = np.arange(len(d.y_test)) if n_test is None or n_test >= len(d.y_test) else \
-        np.sort(rng.choice(len(d.y_test), n_test, replace=False))
-    return (StateFeatures(d.F_train[tr]), d.y_train[tr], StateFeatures(d.F_test[te]), d.y_test[te],
-            d.idx_train[tr])
+    F, y, Ft, yt, idx = pair_subsample(pair, n_train, n_test, seed)
+    return StateFeatures(F), y, StateFeatures(Ft), yt, idx
 
 
 def _run(args):
@@ -45,7 +40,7 @@ def _run(args):
     from lvmrepro.lssvm import CCCP, SelfPaced, error_rate
     from lvmrepro.lssvm.models.digits import spl_digit_model
     pair, C, method, n_train, n_test, seed, eps, mu, T0 = args
-    X, Y, Xt, Yt, _ = _pair_data(pair, n_train, n_test, seed)
+    X, Y, Xt, Yt, _ = pair_data(pair, n_train, n_test, seed)
     zero = 5  # index of the 0-degree angle in linspace(-60, 60, 11)
     H0 = np.full(len(Y), zero)
     if method == "none":

@@ -1,15 +1,14 @@
-"""Mammals: weakly supervised object localisation with latent boxes.
+"""G-MM chapter, mammals: weakly supervised object localisation with latent boxes (Naderi et al. 2019).
 
-G-MM (Naderi et al. 2019) Table 2, Figures 3 and 6: CCP vs G-MM random vs G-MM biased on objective
-(8) with lambda = 0.4, three latent initialisations (image centre, top-left, random).
-SPL (Kumar et al. 2010) Table 2, Figure 4: CCCP vs self-paced learning, C = 10, eps = 0.001, random
-initial positions shared by both methods.
+Table 2, Figures 3 and 6: CCP vs G-MM random vs G-MM biased on objective (8) with lambda = 0.4, three
+latent initialisations (image centre, top-left, random) -- notebook ``notebooks/gmm/05_mammals``.
 
 Data: the papers' own 271 images and five random 245/26 splits (random 90/10 splits, not a
 partition); features: per-position HOG recomputed with scikit-image (see
 :mod:`lvmrepro.datasets.mammals` for what differs from the original 1488-dim features).
 Model: :mod:`lvmrepro.lssvm.models.mammals`; G-MM bounds: :mod:`lvmrepro.gmm.lssvm_bounds`,
-run by the generic driver :func:`lvmrepro.gmm.driver.run`; CCCP and SPL: :mod:`lvmrepro.lssvm`.
+run by the generic driver :func:`lvmrepro.gmm.driver.run`.  The SPL paper's mammals experiment is
+:mod:`lvmrepro.experiments.spl.mammals`.
 """
 from __future__ import annotations
 
@@ -17,11 +16,14 @@ import time
 
 import numpy as np
 
+from lvmrepro.datasets.mammals import (
+    INITIALISATIONS as INITS, initial_positions, prefetch_features, relative_positions, split_examples,
+)
 from lvmrepro.experiments import claim, target
+from lvmrepro.lssvm.models.mammals import build
 
 METHODS = ("CCP", "G-MM random", "G-MM biased")
 KIND = {"CCP": "ccp", "G-MM random": "random", "G-MM biased": "biased"}
-INITS = ("center", "top-left", "random")
 
 # G-MM paper, Table 2 (p. 7): mean +- std over five folds; objective (8), test error in %.
 PAPER_GMM_TABLE2 = {
@@ -42,72 +44,6 @@ PAPER_GMM_TABLE2 = {
 PAPER_GMM_FIG3 = {"source": "Naderi et al. 2019 (G-MM), Figure 3 caption",
                   "changed_percent": {"CCP": 2.4, "G-MM random": 86.2, "G-MM biased": 93.6}}
 PAPER_GMM_FIG6 = {"source": "Naderi et al. 2019 (G-MM), Figure 6 (supplement C): qualitative, no numbers"}
-# SPL paper, Table 2 (p. 8): mean +- std over five folds.
-PAPER_SPL_TABLE2 = {
-    "source": "Kumar, Packer & Koller 2010 (SPL), Table 2",
-    "rows": [
-        {"method": "CCCP", "objective": (4.70, 0.11), "train_loss": (0.33, 0.18), "test_loss": (16.92, 5.16)},
-        {"method": "SPL", "objective": (4.53, 0.15), "train_loss": (0.0, 0.0), "test_loss": (15.38, 3.85)},
-    ],
-    "runtime_s_per_fold": {"CCCP": 362, "SPL": 482},
-}
-PAPER_SPL_FIG4 = {"source": "Kumar, Packer & Koller 2010 (SPL), Figure 4: qualitative, no numbers"}
-
-
-# --------------------------------------------------------------------------- data helpers
-def _subsample(examples, n_keep, seed):
-    """Deterministic class-stratified subset of ``n_keep`` examples (all when None)."""
-    if n_keep is None or n_keep >= len(examples):
-        return list(examples)
-    rng = np.random.default_rng(seed)
-    labels = np.array([e.label for e in examples])
-    per = {c: list(rng.permutation(np.nonzero(labels == c)[0])) for c in np.unique(labels)}
-    order = []
-    while len(order) < n_keep:
-        for c in sorted(per):
-            if per[c] and len(order) < n_keep:
-                order.append(per[c].pop(0))
-    return [examples[i] for i in sorted(order)]
-
-
-def split_data(split: int, n_train=None, n_test=None, seed: int = 0):
-    """(train examples, test examples) of a split, optionally subsampled (stratified, seeded)."""
-    from lvmrepro.datasets import mammals as dm
-    train, test = dm.load_splits(split)
-    return _subsample(train, n_train, seed + 1000 * split), _subsample(test, n_test, seed + 1000 * split + 1)
-
-
-def _build(examples, **model_kw):
-    from lvmrepro.datasets import mammals as dm
-    from lvmrepro.lssvm.models.mammals import make_model_and_data
-    return make_model_and_data(dm.load_features(examples), [e.label for e in examples], **model_kw)
-
-
-def initial_latent(examples, init: str, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Initial position index per example: grid centre, top-left corner (h = 0) or uniform random."""
-    if init == "center":
-        return np.array([(e.nx // 2) * e.ny + e.ny // 2 for e in examples], dtype=np.int64)
-    if init == "top-left":
-        return np.zeros(len(examples), dtype=np.int64)
-    if init == "random":
-        if rng is None:
-            raise ValueError("random initialisation needs an rng")
-        return np.array([rng.integers(e.n_positions) for e in examples], dtype=np.int64)
-    raise ValueError(f"unknown initialisation {init!r}; use one of {INITS}")
-
-
-def _relpos(examples, H):
-    from lvmrepro.datasets.mammals import relative_position
-    return np.array([relative_position(e, int(h)) for e, h in zip(examples, H)])
-
-
-def _prefetch(splits, n_train, n_test, seed):
-    """Compute/cache the features once in the parent (and record every file read)."""
-    from lvmrepro.datasets import mammals as dm
-    for k in splits:
-        tr, te = split_data(k, n_train, n_test, seed)
-        dm.load_features(tr + te)
-
 
 def _ms(values):
     a = np.asarray(values, dtype=float)
@@ -119,16 +55,18 @@ def _gmm_task(args):
     """One (split, init, method) training run through the G-MM driver."""
     from lvmrepro.gmm import driver
     from lvmrepro.gmm.lssvm_bounds import LSSVMBounds
+    from lvmrepro.lssvm import CuttingPlane
     split, init, method, eta, p, seed_init, seed_run = args
     t0 = time.perf_counter()
-    train, test = split_data(split, p["n_train"], p["n_test"], p["subsample_seed"])
-    model, X, Y = _build(train)
-    _, Xt, Yt = _build(test)
-    H0 = initial_latent(train, init, np.random.default_rng(seed_init))
+    train, test = split_examples(split, p["n_train"], p["n_test"], p["subsample_seed"])
+    model, X, Y = build(train)
+    _, Xt, Yt = build(test)
+    H0 = initial_positions(train, init, np.random.default_rng(seed_init))
     kind = KIND[method]
     fam = LSSVMBounds(model, X, Y, p["lam"], H0, kind=kind, solver_tol=p["solver_tol"],
                       start_fraction=p["start_fraction"], growth=p["growth"], n_folds=p["n_folds"],
-                      fold_seed=np.random.default_rng(seed_run).integers(2**32))
+                      fold_seed=np.random.default_rng(seed_run).integers(2**32),
+                      inner=CuttingPlane(max_iter=300))
     t1, c1 = time.perf_counter(), time.process_time()
     trace = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else eta, eps=p["eps"],
                        rng=np.random.default_rng(seed_run), max_iter=p["max_iter"], record_bounds=True,
@@ -154,7 +92,7 @@ def _gmm_task(args):
         "solver_passes": int(sum(s["passes"] for s in fam.solves)),
         "F_trace": trace.F, "v_trace": trace.v, "bound_at_prev": trace.bound_at_prev,
         "names": [e.name for e in train], "H_init": H0.tolist(), "H_final": np.asarray(H_final).tolist(),
-        "rel_init": _relpos(train, H0).tolist(), "rel_final": _relpos(train, H_final).tolist(),
+        "rel_init": relative_positions(train, H0).tolist(), "rel_final": relative_positions(train, H_final).tolist(),
         "info": trace.info,
     }
 
@@ -203,7 +141,7 @@ def _gmm_tasks(ctx, p):
 def gmm_table2(ctx):
     """Objective (8) and test error, mean +- std over the splits, 3 methods x 3 initialisations."""
     p = ctx.params
-    _prefetch(sorted(set(p["splits"]) | set(p["eta_splits"])), p["n_train"], p["n_test"], p["subsample_seed"])
+    prefetch_features(sorted(set(p["splits"]) | set(p["eta_splits"])), p["n_train"], p["n_test"], p["subsample_seed"])
     tasks = _gmm_tasks(ctx, p)
     runs = ctx.map(_gmm_task, tasks, desc="mammals G-MM runs")
     main = [r for r in runs if r["eta"] in (1.0, p["eta"])]
@@ -331,7 +269,7 @@ def gmm_fig6(ctx):
     runs = {r["method"]: r for r in res["artifacts"]["runs"]
             if r["init"] == "top-left" and r["split"] == split and r["eta"] in (1.0, eta)}
     names = runs["CCP"]["names"]
-    train, _ = split_data(split, res["params"]["n_train"], res["params"]["n_test"], res["params"]["subsample_seed"])
+    train, _ = split_examples(split, res["params"]["n_train"], res["params"]["n_test"], res["params"]["subsample_seed"])
     ex_by = {e.name: e for e in train}
     # one image per class, the first in name order, then further images round-robin
     chosen, seen = [], set()
@@ -354,144 +292,4 @@ def gmm_fig6(ctx):
     return {"rows": rows, "claims": [claim(
         "examples-gmm-moves-boxes", "On the example images, the G-MM boxes leave the top-left corner more often than CCP's.",
         moved["G-MM random"] > moved["CCP"] and moved["G-MM biased"] > moved["CCP"],
-        f"fraction of shown images whose box moved: " + ", ".join(f"{m} {v:.2f}" for m, v in moved.items()))]}
-
-
-# --------------------------------------------------------------------------- SPL
-def _spl_task(args):
-    """CCCP and SPL on one split from the same random initial positions."""
-    from lvmrepro.lssvm import CCCP
-    from lvmrepro.lssvm.spl import SelfPaced
-    from lvmrepro.lssvm.model import latent_objective
-    split, p, seed_init, record = args
-    train, test = split_data(split, p["n_train"], p["n_test"], p["subsample_seed"])
-    out = {"split": split}
-    H0 = initial_latent(train, "random", np.random.default_rng(seed_init))
-    for name in ("CCCP", "SPL"):
-        model, X, Y = _build(train, record_solves=record)
-        _, Xt, Yt = _build(test)
-        t0, c0 = time.perf_counter(), time.process_time()
-        if name == "CCCP":
-            learner = CCCP(model, p["C"], eps=p["eps"], max_iter=p["max_iter"], gap_tol=p["gap_tol"])
-        else:
-            learner = SelfPaced(model, p["C"], eps=p["eps"], mu=p["mu"], T0=p["T0"], max_iter=p["max_iter"],
-                                gap_tol=p["gap_tol"])
-        res = learner.fit(X, Y, H0=H0)
-        runtime, cpu = time.perf_counter() - t0, time.process_time() - c0
-        pred_te, _ = model.predict(res.w, Xt)
-        pred_tr, _ = model.predict(res.w, X)
-        obj = latent_objective(model, res.w, X, Y, p["C"])
-        out[name] = {"objective": obj, "train_loss": 100 * float(np.mean(pred_tr != Y)),
-                     "test_loss": 100 * float(np.mean(pred_te != Yt)), "runtime_s": runtime, "cpu_s": cpu,
-                     "iterations": res.n_iter, "converged": res.converged,
-                     "history": [{k: v for k, v in h.items()} for h in res.history],
-                     "changed_percent": 100 * float(np.mean(res.H != H0))}
-        if record:
-            out[name]["solves"] = [{"H": s["H"].tolist(), "v": None if s["v"] is None else s["v"].tolist(),
-                                    "primal": s["primal"]} for s in model.solve_log]
-            out[name]["H_final"] = res.H.tolist()
-    if record:
-        out["names"] = [e.name for e in train]
-        out["H_init"] = H0.tolist()
-    return out
-
-
-SPL_SCALES = {
-    "smoke": {"splits": [1], "n_train": 18, "n_test": 12, "C": 10.0, "eps": 1e-3, "gap_tol": 0.05, "mu": 1.3,
-              "T0": 2, "max_iter": 3, "subsample_seed": 0, "record_split": 1},
-    "default": {"splits": [1, 2, 3, 4, 5], "n_train": None, "n_test": None, "C": 10.0, "eps": 1e-3, "gap_tol": 0.01,
-                "mu": 1.3, "T0": 2, "max_iter": 30, "subsample_seed": 0, "record_split": 1},
-    "paper": {"splits": [1, 2, 3, 4, 5], "n_train": None, "n_test": None, "C": 10.0, "eps": 1e-3, "gap_tol": 1e-3,
-              "mu": 1.3, "T0": 2, "max_iter": 100, "subsample_seed": 0, "record_split": 1},
-}
-
-
-@target("spl.table2", title="Object localisation on mammals: CCCP vs self-paced learning",
-        scales=SPL_SCALES, paper=PAPER_SPL_TABLE2, notebook="notebooks/spl/05_mammals")
-def spl_table2(ctx):
-    """Objective, training and test loss (mean +- std over the splits) of CCCP and SPL."""
-    p = ctx.params
-    _prefetch(p["splits"], p["n_train"], p["n_test"], p["subsample_seed"])
-    seeds = {k: int(ctx.seeds(1, key=200 + k)[0].generate_state(1)[0]) for k in p["splits"]}
-    runs = ctx.map(_spl_task, [(k, p, seeds[k], k == p["record_split"]) for k in p["splits"]], desc="mammals SPL")
-    rows = []
-    paper = {r["method"]: r for r in PAPER_SPL_TABLE2["rows"]}
-    for name in ("CCCP", "SPL"):
-        row = {"method": name}
-        for key in ("objective", "train_loss", "test_loss", "runtime_s", "cpu_s", "iterations"):
-            row[f"{key}_mean"], row[f"{key}_std"] = _ms([r[name][key] for r in runs])
-        for key in ("objective", "train_loss", "test_loss"):
-            row[f"paper_{key}"], row[f"paper_{key}_std"] = paper[name][key]
-        row["paper_runtime_s"] = PAPER_SPL_TABLE2["runtime_s_per_fold"][name]
-        row["n_splits"] = len(runs)
-        row["converged_count"] = sum(bool(r[name]["converged"]) for r in runs)
-        rows.append(row)
-    c, s = rows
-    tol = p["C"] * p["eps"]
-    per_fold = [r["CCCP"]["objective"] - r["SPL"]["objective"] for r in runs]
-    def loss_claim(key, what):
-        sv, cv = s[f"{key}_mean"], c[f"{key}_mean"]
-        tie = " (a tie: does not hold)" if sv == cv else ""
-        return claim(f"spl-{key.replace('_', '-')}", f"SPL's {what} is lower than CCCP's (mean over splits; a tie does not count).",
-                     sv < cv, f"SPL {sv:.2f}% vs CCCP {cv:.2f}%{tie}")
-
-    claims = [
-        claim("spl-lower-objective", f"SPL reaches a lower objective than CCCP (mean over splits), by more than the "
-              f"tolerance C*eps = {tol:g}.",
-              c["objective_mean"] - s["objective_mean"] > tol,
-              f"SPL {s['objective_mean']:.3f} vs CCCP {c['objective_mean']:.3f} "
-              f"(CCCP - SPL = {c['objective_mean'] - s['objective_mean']:+.3f})"),
-        claim("spl-lower-objective-every-fold", f"SPL's objective is lower than CCCP's by more than the tolerance C*eps = {tol:g} on every split.",
-              all(d > tol for d in per_fold), "CCCP - SPL per split: " + ", ".join(f"{d:.3f}" for d in per_fold)),
-        loss_claim("train_loss", "training loss"),
-        loss_claim("test_loss", "test loss"),
-    ]
-    worse = [f"split {r['split']} {key}" for r in runs for key in ("objective", "train_loss", "test_loss")
-             if r["CCCP"][key] < r["SPL"][key]]
-    claims.append(claim("cccp-never-better", "CCCP never outperforms SPL on any of the three measures in any split.",
-                        not worse, "CCCP better on: " + (", ".join(worse) if worse else "none")))
-    slim = [{k: (v if k not in ("CCCP", "SPL") else {kk: vv for kk, vv in v.items() if kk != "solves"})
-             for k, v in r.items()} for r in runs]
-    recorded = next((r for r in runs if r["split"] == p["record_split"]), None)
-    return {"rows": rows, "claims": claims, "seeds": {"init": seeds},
-            "artifacts": {"runs": slim, "recorded": recorded},
-            "notes": [f"splits {p['splits']} of 5; {p['n_train'] or 245} training images per split; "
-                      f"C = {p['C']}, eps = {p['eps']}, inner duality gap <= {p['gap_tol']}",
-                      "runtime_s: wall-clock seconds of one learner's fit on one split (one fold), with "
-                      f"{ctx.jobs} parallel job(s); cpu_s: its CPU time"]}
-
-
-@target("spl.fig4", title="Imputed boxes of an easy and a hard image over the iterations (CCCP vs SPL)",
-        scales={"smoke": {}, "default": {}, "paper": {}}, paper=PAPER_SPL_FIG4, notebook="notebooks/spl/05_mammals")
-def spl_fig4(ctx):
-    """Boxes imputed at every convex solve for an easy and a hard training image; SPL's selection."""
-    from PIL import Image
-    from lvmrepro.datasets import mammals as dm
-    from lvmrepro.datasets.registry import fetch
-    res = ctx.require("spl.table2")
-    p = res["params"]
-    rec = res["artifacts"]["recorded"]
-    train, _ = split_data(p["record_split"], p["n_train"], p["n_test"], p["subsample_seed"])
-    ex_by = {e.name: e for e in train}
-    spl_solves = [s for s in rec["SPL"]["solves"] if s["v"] is not None]
-    V = np.array([s["v"] for s in spl_solves]) > 0
-    first_sel = np.array([int(np.argmax(V[:, i])) if V[:, i].any() else len(V) for i in range(V.shape[1])])
-    # easy: selected from the first SPL solve on; hard: selected last
-    easy = int(np.nonzero(first_sel == first_sel.min())[0][0])
-    hard = int(np.argmax(first_sel))
-    rows = []
-    for role, i in (("easy", easy), ("hard", hard)):
-        ex = ex_by[rec["names"][i]]
-        with Image.open(fetch(ex.name)) as im:
-            W, Hh = im.size
-        for method in ("CCCP", "SPL"):
-            for t, s in enumerate(rec[method]["solves"]):
-                rows.append({"role": role, "image": ex.name, "class": ex.class_name, "method": method, "solve": t,
-                             "box": list(dm.box_of(ex, s["H"][i], W, Hh)),
-                             "selected": True if s["v"] is None else bool(s["v"][i] > 0), "width": W, "height": Hh})
-    n_sel = [int(v.sum()) for v in V]
-    return {"rows": rows, "claims": [claim(
-        "spl-grows-selection", "SPL starts with a subset of the images (more than half) and ends with all of them.",
-        bool(n_sel) and n_sel[0] < V.shape[1] and n_sel[0] > V.shape[1] / 2 and n_sel[-1] == V.shape[1],
-        f"selected per SPL solve: {n_sel} of {V.shape[1]}")],
-        "artifacts": {"selected_per_solve": n_sel, "easy": rec["names"][easy], "hard": rec["names"][hard]}}
+        "fraction of shown images whose box moved: " + ", ".join(f"{m} {v:.2f}" for m, v in moved.items()))]}

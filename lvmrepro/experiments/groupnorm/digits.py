@@ -1,4 +1,4 @@
-"""Group norm, Sec. 6.1: which rotation states survive the group norm on four MNIST digit pairs.
+"""Group-norm chapter, digits (Sec. 6.1): which rotation states survive the group norm on four MNIST digit pairs.
 
 Model: one parameter block per (label, angle) state, 2 x 11 = 22 blocks per pair (their eq. 4), each
 block ``(pca(rotate(x, theta_h)); 1)`` (10 PCA numbers + bias).  Training: their Algorithm 1 with
@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from lvmrepro.experiments import claim, source_hash, target
-from lvmrepro.experiments.spl_digits import _pair_data
+from lvmrepro.experiments.spl.digits import pair_data
 from lvmrepro.io import atomic_write_bytes
 
 PAIRS = [[1, 7], [2, 7], [3, 8], [8, 9]]
@@ -80,7 +80,7 @@ def train_groupnorm(pair, method, n_train, seed, lam, C, eps, max_iter, inner_it
                 return {"w": z["w"], "norms": z["norms"], "stats": json.loads(str(z["stats"]))}
         except (OSError, ValueError, KeyError):
             pass
-    X, Y, _, _, _ = _pair_data(pair, n_train, 0, seed)
+    X, Y, _, _, _ = pair_data(pair, n_train, 0, seed)
     model = groupnorm_digit_model()
     groups = groupnorm_blocks(model)
     res = GroupNormLSSVM(model, groups, lam=lam, C=C, method=method, eps=eps, max_iter=max_iter,
@@ -208,7 +208,7 @@ def _uniform_task(args):
     from lvmrepro.lssvm import CCCP, error_rate
     from lvmrepro.lssvm.models.digits import spl_digit_model
     pair, k, n_train, n_test, seed, C, eps = args
-    X, Y, Xt, Yt, _ = _pair_data(pair, n_train, n_test, seed)
+    X, Y, Xt, Yt, _ = pair_data(pair, n_train, n_test, seed)
     angles = uniform_angles(k)
     model = spl_digit_model(angles_kept=angles)
     H0 = np.full(len(Y), start_angle(angles))
@@ -247,7 +247,7 @@ def table1(ctx):
     rows = []
     for pair in pairs:
         name = f"{pair[0]}-{pair[1]}"
-        _, _, Xt, Yt, _ = _pair_data(pair, p["n_train"], p["n_test"], seeds[pair])
+        _, _, Xt, Yt, _ = pair_data(pair, p["n_train"], p["n_test"], seeds[pair])
         norms = np.asarray(gn[name]["norms"])
         nnz = int(np.sum(norms > 0))
         st = gn[name]["stats"]

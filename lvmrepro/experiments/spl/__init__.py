@@ -1,0 +1,2 @@
+"""Self-paced learning chapter (Kumar, Packer & Koller, NIPS 2010): :mod:`.digits` (Figure 3),
+:mod:`.mammals` (Table 2, Figure 4)."""
