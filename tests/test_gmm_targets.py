@@ -70,6 +70,6 @@ def test_d31_ground_truth_per_point_objective():
 
 
 def test_unknown_dataset():
-    from lvmrepro.experiments.gmm_clustering import load
+    from lvmrepro.datasets.clustering import load_clustering as load
     with pytest.raises(ValueError, match="unknown data set"):
         load("Iris")

@@ -2,8 +2,16 @@
 import numpy as np
 import pytest
 
-from lvmrepro.lssvm import (CCCP, EnumerableStatesModel, StateFeatures, bound_objective, latent_objective,
-                            solve_cutting_plane, solve_dcd)
+from lvmrepro.lssvm import (CCCP, CuttingPlane, DualCoordinateDescent, EnumerableStatesModel, StateFeatures,
+                            bound_objective, latent_objective, solve_bound)
+
+
+def solve_dcd(m, F, Y, H, C, **kw):
+    return solve_bound(m, F, Y, H, C, inner=DualCoordinateDescent(), **kw)
+
+
+def solve_cutting_plane(m, F, Y, H, C, **kw):
+    return solve_bound(m, F, Y, H, C, inner=CuttingPlane(), **kw)
 
 
 def toy(n=60, A=4, d=3, seed=0, L=2):
@@ -118,7 +126,7 @@ def test_solver_and_learner_bad_inputs():
         solve_dcd(m, F, Y, H, 0.0)
     with pytest.raises(ValueError, match="sample_weight"):
         solve_dcd(m, F, Y, H, 1.0, sample_weight=-np.ones(10))
-    with pytest.raises(ValueError, match="H must have shape"):
+    with pytest.raises(ValueError, match="H must be an integer array of shape"):
         solve_dcd(m, F, Y, H[:5], 1.0)
     with pytest.raises(ValueError, match="latent values must lie"):
         solve_dcd(m, F, Y, H + 9, 1.0)

@@ -134,12 +134,15 @@ def test_feature_cache_roundtrip_and_recovery():
 
 
 @needs_data
-def test_fetch_records_images_in_access_log():
-    from lvmrepro.datasets.registry import ACCESS_LOG
-    ACCESS_LOG.clear()
-    ex = m.load_split(2, "test")[3]
-    m.position_features(ex)
-    assert ex.name in ACCESS_LOG and "mammals/test_2.txt" in ACCESS_LOG
+def test_fetch_records_images_in_the_active_run():
+    from lvmrepro import provenance
+    with provenance.recording() as files:
+        ex = m.load_split(2, "test")[3]
+        m.position_features(ex)
+    assert ex.name in files and "mammals/test_2.txt" in files
+    with provenance.recording() as inner_files:
+        m.load_split(2, "test")
+    assert "mammals/test_2.txt" in inner_files and ex.name not in inner_files   # nested records are separate
 
 
 def test_cell_size_spread_counts_anisotropic_cells(monkeypatch):

@@ -5,9 +5,9 @@ from hypothesis import given, settings, strategies as st
 
 from lvmrepro.gmm import driver
 from lvmrepro.gmm.lssvm_bounds import LSSVMBounds
-from lvmrepro.lssvm.model import bound_objective, latent_objective
-from lvmrepro.lssvm.models.mammals import (MammalsModel, PlaneCache, RaggedFeatures, latent_search_reference,
-                                           segment_argmax)
+from lvmrepro.lssvm import CuttingPlane, bound_objective, latent_objective, solve_bound
+from lvmrepro.lssvm.features import RaggedFeatures, segment_argmax
+from lvmrepro.lssvm.models.mammals import MammalsModel, latent_search_reference
 
 from conftest import needs_data
 
@@ -73,7 +73,7 @@ def test_latent_search_on_mammals_features_matches_engine_reference():
     """Our ragged BLAS search equals the engine's NumPy reference on padded mammals features."""
     from lvmrepro._kernels import latent_search_ref
     from lvmrepro.datasets import mammals as dm
-    from lvmrepro.lssvm.model import EnumerableStatesModel
+    from lvmrepro.lssvm import EnumerableStatesModel
     exs = dm.load_split(3, "test")[:8]
     blocks = dm.load_features(exs)
     X = RaggedFeatures.from_list(blocks)
@@ -88,7 +88,7 @@ def test_latent_search_on_mammals_features_matches_engine_reference():
         valid[i, :len(b)] = 1
     ref = EnumerableStatesModel(np.tile((np.arange(6) * X.dim)[:, None], (1, P)), X.dim, backend="numpy")
     assert ref._argmax is not None and latent_search_ref is not None
-    from lvmrepro.lssvm.model import StateFeatures
+    from lvmrepro.lssvm import StateFeatures
     SF = StateFeatures(F, valid)
     # the engine numbers states label-major (y outer, h inner); compare maxima and the chosen (y, h) values
     h_ref, v_ref = ref.impute_latent(w, SF, Y)
@@ -105,25 +105,26 @@ def test_solver_reports_exact_objective_and_never_worsens_warm_start():
     model, X, Y, _, _ = random_problem(3, n=30, d=6, k=3)
     H = np.zeros(len(Y), dtype=np.int64)
     C = 5.0
-    r = model.solve_convex(X, Y, H, C, tol=1e-6)
+    r = solve_bound(model, X, Y, H, C, tol=1e-6)
     assert r.converged and r.gap <= 1e-6
     assert r.primal == pytest.approx(bound_objective(model, r.w, X, Y, H, C), abs=1e-12)
     # warm start from a poor point: the result is never worse than the start
     w0 = np.random.default_rng(0).standard_normal(model.size_w)
-    r2 = model.solve_convex(X, Y, H, C, tol=1e-6, w0=w0, cache=PlaneCache())
+    r2 = solve_bound(model, X, Y, H, C, tol=1e-6, w0=w0)
     assert r2.primal <= bound_objective(model, w0, X, Y, H, C) + 1e-12
     assert r2.primal == pytest.approx(r.primal, abs=2e-6)
     # re-used planes (same weights, other latent values) give the same optimum as a fresh solve
     H2 = (H + 1) % X.counts
-    cache = PlaneCache()
-    model.solve_convex(X, Y, H, C, tol=1e-6, cache=cache)
-    warm = model.solve_convex(X, Y, H2, C, tol=1e-6, cache=cache)
-    cold = model.solve_convex(X, Y, H2, C, tol=1e-6, cache=PlaneCache())
-    assert warm.info["planes_reused"] > 0
+    session = CuttingPlane().bind(model, X, Y, C)
+    session.solve(H, tol=1e-6)
+    warm = session.solve(H2, tol=1e-6)
+    cold = solve_bound(model, X, Y, H2, C, tol=1e-6)
+    assert warm.info["planes_reused"] > 0 and cold.info["planes_reused"] == 0
     assert warm.primal == pytest.approx(cold.primal, abs=2e-6)
-    # sample weights: an example with weight 0 does not matter
+    # sample weights: an example with weight 0 does not matter; they get their own planes
     sw = np.ones(len(Y)); sw[0] = 0
-    r3 = model.solve_convex(X, Y, H, C, sample_weight=sw, tol=1e-6)
+    r3 = session.solve(H, sample_weight=sw, tol=1e-6)
+    assert r3.info["planes_reused"] == 0
     assert r3.primal == pytest.approx(bound_objective(model, r3.w, X, Y, H, C, sw), abs=1e-12)
 
 
@@ -191,7 +192,7 @@ def test_random_bound_respects_the_budget():
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 25))
 def test_simplex_qp_kernel_matches_reference_and_is_optimal(seed, k):
-    from lvmrepro.lssvm.models.mammals import solve_simplex_qp
+    from lvmrepro.lssvm.inner import solve_simplex_qp
     rng = np.random.default_rng(seed)
     G = rng.standard_normal((k, 4))
     Q = G @ G.T
@@ -216,17 +217,23 @@ def _biased_setup(seed=11, n=40, n_folds=4):
     """A planted problem, its biased bound family after one CCP-like step (t = 1, w_1 fitted to H0)."""
     model, X, Y, H0 = planted_problem(seed, n=n)
     fam = LSSVMBounds(model, X, Y, 0.4, H0, kind="biased", solver_tol=1e-9, n_folds=n_folds, fold_seed=3,
-                      fold_tol_factor=1.0, solver_max_iter=5000)
+                      fold_tol_factor=1.0, inner=CuttingPlane(max_iter=5000))
     w = fam.minimize(H0, np.zeros(model.size_w))
     fam.t, fam.prev_bound = 1, H0.copy()
     captured = {}
-    fold_models = fam._fold_models
+    prepare = fam.bias.prepare
 
-    def capture(w_prev):
-        captured["W"] = fold_models(w_prev)
-        return captured["W"]
-    fam._fold_models = capture
+    def capture(family, w_prev, H_prev):
+        prepare(family, w_prev, H_prev)
+        captured["W"] = family.bias.fold_ws
+    fam.bias.prepare = capture
     return model, X, Y, H0, fam, w, captured
+
+
+def _fold_models(fam, w):
+    """The multi-fold MIL models trained at ``w`` on the other folds with the previous bound's positions."""
+    fam.bias.prepare(fam, w, fam.prev_bound)
+    return fam.bias.fold_ws
 
 
 def _blocks(X):
@@ -250,9 +257,9 @@ def _lagrangian_choice(model, X, Y, w, W_folds, folds, theta):
 
 def test_biased_fold_model_ignores_its_own_fold():
     model, X, Y, H0, fam, w, _ = _biased_setup()
-    folds = fam.folds
+    folds = fam.bias.folds
     assert sorted(np.concatenate(folds).tolist()) == list(range(len(Y)))      # a partition
-    W = fam._fold_models(w)
+    W = _fold_models(fam, w)
     # replace fold 0's images and labels by unrelated ones: model 0 must not change, the others must
     rng = np.random.default_rng(99)
     blocks = _blocks(X)
@@ -263,10 +270,10 @@ def test_biased_fold_model_ignores_its_own_fold():
     X2 = RaggedFeatures.from_list(blocks)
     H2 = np.minimum(H0, X2.counts - 1)
     fam2 = LSSVMBounds(model, X2, Y2, 0.4, H2, kind="biased", solver_tol=1e-9, n_folds=len(folds), fold_seed=3,
-                       fold_tol_factor=1.0, solver_max_iter=5000)
-    assert all(np.array_equal(a, b) for a, b in zip(fam2.folds, folds))
+                       fold_tol_factor=1.0, inner=CuttingPlane(max_iter=5000))
+    assert all(np.array_equal(a, b) for a, b in zip(fam2.bias.folds, folds))
     fam2.t, fam2.prev_bound = 1, H2
-    W2 = fam2._fold_models(w)
+    W2 = _fold_models(fam2, w)
     np.testing.assert_allclose(W2[0], W[0], rtol=0, atol=1e-9)
     for k in range(1, len(folds)):
         assert np.abs(W2[k] - W[k]).max() > 1e-3, f"fold model {k} should see fold 0"
@@ -274,7 +281,7 @@ def test_biased_fold_model_ignores_its_own_fold():
     for k, f in enumerate(folds):
         rest = np.setdiff1d(np.arange(len(Y)), f)
         sub = RaggedFeatures.from_list([_blocks(X)[i] for i in rest])
-        r = model.solve_convex(sub, Y[rest], H0[rest], 1 / 0.4, tol=1e-9 / 0.4, max_iter=5000)
+        r = solve_bound(model, sub, Y[rest], H0[rest], 1 / 0.4, tol=1e-9 / 0.4, inner=CuttingPlane(max_iter=5000))
         np.testing.assert_allclose(W[k], r.w, atol=1e-3)
 
 
@@ -284,10 +291,10 @@ def test_biased_ample_budget_gives_plain_multifold_mil():
     assert fam.last_info["theta"] == 0.0 and fam.last_info["agree_with_mil"] == 1.0
     W = cap["W"]
     # every example takes the argmax of its own fold's model (fold k's positions come from w_k)
-    for k, f in enumerate(fam.folds):
+    for k, f in enumerate(fam.bias.folds):
         h_k, _ = model.impute_latent(W[k], X, Y)
         np.testing.assert_array_equal(z[f], h_k[f])
-    z_ref, g_ref = _lagrangian_choice(model, X, Y, w, W, fam.folds, 0.0)
+    z_ref, g_ref = _lagrangian_choice(model, X, Y, w, W, fam.bias.folds, 0.0)
     np.testing.assert_array_equal(z, z_ref)
     assert np.mean(fam.gaps(z, w)) == pytest.approx(g_ref, abs=1e-12)
     assert g_ref > 0 and np.any(z != fam.touching(w))      # the MIL bound is not the touching one here
@@ -296,7 +303,7 @@ def test_biased_ample_budget_gives_plain_multifold_mil():
 @pytest.mark.parametrize("fraction", [0.0, 0.2, 0.5, 0.8])
 def test_biased_bisection_returns_smallest_valid_theta(fraction):
     model, X, Y, H0, fam, w, cap = _biased_setup()
-    _, g0 = _lagrangian_choice(model, X, Y, w, fam._fold_models(w), fam.folds, 0.0)
+    _, g0 = _lagrangian_choice(model, X, Y, w, _fold_models(fam, w), fam.bias.folds, 0.0)
     assert g0 > 0
     F = fam.objective(w)
     v_prev = F + fraction * g0                     # theta = 0 is not valid: the bisection must run
@@ -307,12 +314,12 @@ def test_biased_bisection_returns_smallest_valid_theta(fraction):
     # the chosen bound is valid, as the driver checks it
     assert fam.evaluate(z, w) <= v_prev + 1e-12
     budget = v_prev - F
-    z_t, g_t = _lagrangian_choice(model, X, Y, w, W, fam.folds, theta)
+    z_t, g_t = _lagrangian_choice(model, X, Y, w, W, fam.bias.folds, theta)
     assert g_t <= budget + 1e-12
     np.testing.assert_array_equal(z, z_t)
     # ... and theta is the smallest valid one, to within the bisection's resolution
-    _, g_below = _lagrangian_choice(model, X, Y, w, W, fam.folds, theta - 1e-6)
+    _, g_below = _lagrangian_choice(model, X, Y, w, W, fam.bias.folds, theta - 1e-6)
     assert g_below > budget
     # the gap is non-increasing in theta on a grid (what the bisection relies on)
-    grid = [_lagrangian_choice(model, X, Y, w, W, fam.folds, t)[1] for t in np.linspace(0, 1, 41)]
+    grid = [_lagrangian_choice(model, X, Y, w, W, fam.bias.folds, t)[1] for t in np.linspace(0, 1, 41)]
     assert all(a >= b - 1e-12 for a, b in zip(grid, grid[1:]))

@@ -3,7 +3,10 @@ import numpy as np
 import pytest
 
 from lvmrepro import experiments
-from lvmrepro.experiments.mammals import INITS, METHODS, initial_latent, split_data
+from lvmrepro.datasets.mammals import INITIALISATIONS as INITS
+from lvmrepro.datasets.mammals import initial_positions as initial_latent
+from lvmrepro.datasets.mammals import split_examples as split_data
+from lvmrepro.experiments.gmm.mammals import METHODS
 
 from conftest import needs_data
 
@@ -57,7 +60,8 @@ def test_gmm_targets_at_smoke():
 
 @needs_data
 def test_gmm_final_positions_are_the_completion_under_the_final_weights(monkeypatch):
-    from lvmrepro.experiments.mammals import GMM_SCALES, _build, _gmm_task
+    from lvmrepro.experiments.gmm.mammals import GMM_SCALES, _gmm_task
+    from lvmrepro.lssvm.models.mammals import build as _build
     from lvmrepro.gmm import driver
     p = dict(GMM_SCALES["smoke"])
     traces = []
