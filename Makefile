@@ -15,6 +15,8 @@ ifeq ($(origin LVMREPRO_DATA), undefined)
 endif
 export LVMREPRO_RESULTS ?= $(abspath results)
 export LVMREPRO_CACHE ?= $(abspath build/cache)
+# The benchmark result file that `make benchmark` writes and the performance page renders.
+export LVMREPRO_BENCHMARKS ?= $(abspath build/benchmarks.json)
 # No MPLBACKEND here: Agg would stop notebooks from showing figures inline; headless matplotlib
 # falls back to Agg by itself outside Jupyter.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
@@ -31,7 +33,7 @@ NOTEBOOKS := $(wildcard notebooks/*/*.md)
 ## execute every notebook, build the HTML.
 book: setup
 	$(BIN)/lvmrepro run all --scale $(SCALE) --jobs $(JOBS)
-	$(PY) benchmarks/run.py --json build/benchmarks.json
+	$(PY) benchmarks/run.py --json $(LVMREPRO_BENCHMARKS)
 	LVMREPRO_SCALE=$(SCALE) $(BIN)/jupyter-book build . --keep-going -W
 	@echo
 	@echo "Book built: $(abspath _build/html/index.html)"
@@ -61,7 +63,7 @@ nbval-notebooks: setup
 ## make benchmark: time the kernels, scikit-learn's Lloyd iteration, the growth curves and the digit learners
 ## (a few minutes on 2 cores) and write build/benchmarks.json, which the book's performance page renders.
 benchmark: setup
-	$(PY) benchmarks/run.py --json build/benchmarks.json
+	$(PY) benchmarks/run.py --json $(LVMREPRO_BENCHMARKS)
 
 clean:
 	rm -rf _build build results .jupyter_cache

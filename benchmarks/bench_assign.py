@@ -79,7 +79,7 @@ def _scaling_cases(quick):
         cases.append({"section": "scaling_assign", "name": f"assign n={n} k={k} d={d}",
                       "params": {"vary": vary, "n": n, "k": k, "d": d},
                       "timed": {"kernel": _kernel(X, C), "sklearn": _sklearn_iteration(X, C)},
-                      "ratios": [("kernel", "sklearn")], "inner": _inner(n, k, d, 5e-3), "rounds": 3 if quick else 7})
+                      "ratios": [("kernel", "sklearn")], "inner": _inner(n, k, d, 5e-3), "rounds": 3 if quick else 9})
     return cases
 
 

@@ -39,5 +39,6 @@ def cases(quick):
              "reference": "lvmrepro._kernels.latent_search_ref (per example); also fully vectorised NumPy",
              "timed": {"kernel": call(latent_search.state_argmax), "reference": call(latent_search_ref.state_argmax),
                        "numpy_vectorised": call(latent_search_ref.state_argmax_vectorized)},
-             "ratios": [("reference", "kernel"), ("numpy_vectorised", "kernel")], "rounds": 3}
+             "ratios": [("reference", "kernel"), ("numpy_vectorised", "kernel")], "rounds": 3 if quick else 5,
+             "inner": {"kernel": 10, "numpy_vectorised": 3, "reference": 1}}
             for name, (call, layout) in _LAYOUTS.items()]

@@ -43,9 +43,9 @@ def cases(quick):
          "reference": "latent_search_reference (per example, NumPy)",
          "timed": {"kernel": lambda: _model.loss_augmented_inference(_w, _X, _Y),
                    "reference": lambda: latent_search_reference(_blocks, _W, _Y, 2)},
-         "ratios": [("reference", "kernel")], "rounds": 3},
+         "ratios": [("reference", "kernel")], "rounds": 3 if quick else 5},
         {"section": "kernels", "name": f"mammals search, {_m} images: ragged BLAS vs the engine's Cython kernel on padded features",
          "reference": "the engine's compiled latent_search kernel on zero-padded features (why the ragged BLAS path exists)",
          "timed": {"kernel": lambda: _model.loss_augmented_inference(_w, _Xs, _Y[:_m]), "reference": _engine},
-         "ratios": [("reference", "kernel")], "rounds": 3},
+         "ratios": [("reference", "kernel")], "rounds": 3 if quick else 5, "inner": 3},
     ]

@@ -64,7 +64,8 @@ def _table1_cases(quick):
                       "timed": {"kernel": _walk(_rw, problem, steps), "python": _walk(_rw_ref, problem, steps),
                                 "numpy_distances": _numpy_distances(problem, steps)},
                       "ratios": [("python", "kernel"), ("numpy_distances", "kernel")],
-                      "work": steps, "rounds": 3})
+                      "work": steps, "rounds": 3 if quick else 5,
+                      "inner": {"kernel": 20, "numpy_distances": 5, "python": 1}})
     return cases
 
 
@@ -80,7 +81,7 @@ def _scaling_cases(quick):
         problem = _problem(rng.standard_normal((n, d)) * 10.0, k)
         cases.append({"section": "scaling_random_walk", "name": f"random_walk n={n} k={k} d={d}",
                       "params": {"vary": vary, "n": n, "k": k, "d": d},
-                      "timed": {"kernel": _walk(_rw, problem, steps)}, "work": steps, "rounds": 3 if quick else 5})
+                      "timed": {"kernel": _walk(_rw, problem, steps)}, "work": steps, "rounds": 3 if quick else 7})
     return cases
 
 

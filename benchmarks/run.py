@@ -9,16 +9,17 @@ Each ``benchmarks/bench_<name>.py`` defines ``cases(quick) -> list[dict]``; a ca
   optional);
 * ``timed``: ``{label: zero-argument callable}``, timed side by side;
 * ``ratios``: ``[(numerator, denominator), ...]`` labels whose per-round time ratio is reported;
-* ``inner`` (calls per timing, default 1), ``rounds`` (default 7), ``warmup`` (default True);
+* ``inner`` (calls per timing, default 1; or a dict per label), ``rounds`` (default 7), ``warmup``
+  (default True);
 * ``work`` (optional): units of work per call (e.g. proposals), turned into a rate per label;
 * ``extra`` (optional): a callable returning more fields for the row, called after the timings.
 
 Protocol.  Thread pools (BLAS, OpenMP) are limited to one thread once, around the whole run, with
 threadpoolctl -- never inside a timed call.  Each callable is called once untimed (warm-up), then
 ``rounds`` rounds time every callable of the case in turn, ``inner`` calls each; a row reports each
-label's median time per call with its quartiles, and each ratio as the median over rounds of the
-two times measured back to back in the same round, which cancels most of the drift of a loaded
-machine.  The file records the machine, its load, library versions, BLAS and thread settings.
+label's median wall-clock time per call with its quartiles (and the process's CPU time, less
+sensitive to other jobs), and each ratio as the median over rounds of the two wall-clock times
+measured back to back in the same round, which cancels most of the drift of a loaded machine.  The file records the machine, its load, library versions, BLAS and thread settings.
 
 Usage: ``python benchmarks/run.py [SUBSTRING ...] [--quick] [--json PATH]``.
 """
@@ -35,19 +36,23 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 
 
-def time_side_by_side(timed: dict, *, rounds: int = 7, inner: int = 1, warmup: bool = True) -> dict:
-    """{label: [seconds per call in each round]}: every callable timed in turn within each round."""
+def time_side_by_side(timed: dict, *, rounds: int = 7, inner=1, warmup: bool = True):
+    """Every callable timed in turn within each round; ``inner`` calls per timing (an int, or a dict
+    per label).  Returns ({label: [wall seconds per call, per round]}, {label: [CPU seconds ...]})."""
     if warmup:
         for func in timed.values():
             func()
-    out = {label: [] for label in timed}
+    calls = {label: max(1, inner.get(label, 1) if isinstance(inner, dict) else inner) for label in timed}
+    wall = {label: [] for label in timed}
+    cpu = {label: [] for label in timed}
     for _ in range(max(1, rounds)):
         for label, func in timed.items():
-            t0 = time.perf_counter()
-            for _ in range(max(1, inner)):
+            t0, c0 = time.perf_counter(), time.process_time()
+            for _ in range(calls[label]):
                 func()
-            out[label].append((time.perf_counter() - t0) / max(1, inner))
-    return out
+            wall[label].append((time.perf_counter() - t0) / calls[label])
+            cpu[label].append((time.process_time() - c0) / calls[label])
+    return wall, cpu
 
 
 def _summary(values) -> dict:
@@ -58,9 +63,10 @@ def _summary(values) -> dict:
 def measure(case: dict) -> dict:
     """Time one case and return its row for the result file."""
     rounds, inner = case.get("rounds", 7), case.get("inner", 1)
-    times = time_side_by_side(case["timed"], rounds=rounds, inner=inner, warmup=case.get("warmup", True))
+    times, cpu = time_side_by_side(case["timed"], rounds=rounds, inner=inner, warmup=case.get("warmup", True))
     row = {"section": case["section"], "name": case["name"], **case.get("params", {}),
-           "rounds": rounds, "inner": inner, "times_s": {k: _summary(v) for k, v in times.items()}}
+           "rounds": rounds, "inner": inner, "times_s": {k: _summary(v) for k, v in times.items()},
+           "cpu_s": {k: _summary(v) for k, v in cpu.items()}}
     if case.get("ratios"):
         row["ratios"] = {f"{a}/{b}": _summary(np.asarray(times[a]) / np.asarray(times[b]))
                          for a, b in case["ratios"]}

@@ -98,7 +98,8 @@ def check(doc: dict) -> dict:
     for key, kind in REQUIRED.items():
         if key not in doc:
             raise ValueError(f"benchmark file lacks {key!r}")
-        if not isinstance(doc[key], int if kind is float and isinstance(doc[key], int) else kind):
+        allowed = (int, float) if kind is float else kind
+        if not isinstance(doc[key], allowed) or isinstance(doc[key], bool):
             raise ValueError(f"benchmark file field {key!r} must be {kind.__name__}")
     for i, row in enumerate(doc["rows"]):
         if row.get("section") not in SECTIONS or "times_s" not in row:
@@ -206,7 +207,8 @@ def learners_table(doc: dict | None, results: dict) -> list[dict]:
             rows = rows_of(doc, "learners")
             if rows:
                 r = rows[0]
-                ours = _fmt_s([median(r, "cccp"), median(r, "spl")])
+                ours = (_fmt_s([median(r, "cccp"), median(r, "spl")]) + " (CPU "
+                        + _fmt_s([r["cpu_s"]["cccp"]["median"], r["cpu_s"]["spl"]["median"]]) + ")")
                 where = f"benchmark: {r['name']}"
         elif src == "random_walk" and doc is not None:
             draws = [x for x in random_walk_table(doc) if x["s per G-MM bound draw"] is not None]
@@ -231,12 +233,15 @@ def learners_table(doc: dict | None, results: dict) -> list[dict]:
     return out
 
 
-def scaling_series(doc: dict, section: str, vary: str) -> dict:
-    """{label: (x values, median seconds)} of the rows of a scaling section that vary ``vary``."""
+def scaling_series(doc: dict, section: str, vary: str, clock: str = "times_s") -> dict:
+    """{label: (x values, median seconds)} of the rows of a scaling section that vary ``vary``;
+    ``clock`` is ``"times_s"`` (wall clock) or ``"cpu_s"`` (the process's CPU time)."""
+    if clock not in ("times_s", "cpu_s"):
+        raise ValueError(f"clock must be 'times_s' or 'cpu_s'; got {clock!r}")
     rows = sorted((r for r in rows_of(doc, section) if r.get("vary") == vary), key=lambda r: r[vary])
     series = {}
     for r in rows:
-        for label, t in r["times_s"].items():
+        for label, t in r[clock].items():
             xs, ys = series.setdefault(label, ([], []))
             xs.append(r[vary])
             ys.append(t["median"])
