@@ -4,7 +4,10 @@
   reference (the loop's arithmetic over the whole (n, k) array, bit for bit the same result).
 * ``assign_vs_sklearn``: the compiled kernel against scikit-learn's single-threaded Lloyd iteration
   (``lloyd_iter_chunked_dense``, assignment and centre update, the baseline of issue 14) and against
-  its assignment alone (``update_centers=False``); ``wrapper`` adds our input validation.  The
+  its assignment alone (``update_centers=False``); ``wrapper`` adds our input validation; ``loop``
+  is the plain loop (the contract, and the kernel before it was vectorised); ``kernel_<W>_lanes``
+  are the narrower SIMD builds, as a CPU without AVX-512 (4 lanes) or AVX2 (2 lanes) runs them,
+  timed here against the same scikit-learn (whose OpenBLAS keeps this CPU's kernels).  The
   thread limit is entered once around the whole run (benchmarks/run.py), never inside a timed call.
 * ``scaling_assign``: kernel and scikit-learn's iteration against n, k and d on synthetic data.
 
@@ -29,9 +32,15 @@ def _sklearn_iteration(X, C, update_centers=True):
                                             update_centers=update_centers)
 
 
-def _kernel(X, C):
+def _kernel(X, C, max_lanes=8):
     labels, sqdist = np.empty(X.shape[0], dtype=np.int64), np.empty(X.shape[0])
-    return lambda: _assign.assign_nearest(X, C, labels, sqdist)
+    return lambda: _assign.assign_nearest(X, C, labels, sqdist, _assign.AUTO, max_lanes)
+
+
+def _loop(X, C):
+    """The plain loop (the contract, and the kernel before vectorisation)."""
+    labels, sqdist = np.empty(X.shape[0], dtype=np.int64), np.empty(X.shape[0])
+    return lambda: _assign.assign_nearest(X, C, labels, sqdist, _assign.LOOP)
 
 
 def _inner(n, k, d, target_s=2e-3):
@@ -40,6 +49,8 @@ def _inner(n, k, d, target_s=2e-3):
 
 
 def _table1_cases(quick):
+    # the narrower builds this CPU can also run: what a CPU without AVX-512 / AVX2 would use
+    narrower = sorted({_assign.lanes(w) for w in (2, 4)} - {_assign.lanes()})
     cases = []
     for name in DATASETS:
         X, _ = load(name)
@@ -55,8 +66,11 @@ def _table1_cases(quick):
         cases.append({"section": "assign_vs_sklearn", "name": f"assign vs scikit-learn {name}", "params": params,
                       "timed": {"kernel": _kernel(X, C), "sklearn": _sklearn_iteration(X, C),
                                 "sklearn_assign": _sklearn_iteration(X, C, update_centers=False),
-                                "wrapper": lambda X=X, C=C: assign_nearest(X, C)},
-                      "ratios": [("kernel", "sklearn"), ("kernel", "sklearn_assign"), ("wrapper", "sklearn")],
+                                "wrapper": lambda X=X, C=C: assign_nearest(X, C),
+                                **{f"kernel_{w}_lanes": _kernel(X, C, w) for w in narrower},
+                                "loop": _loop(X, C)},
+                      "ratios": [("kernel", "sklearn"), ("kernel", "sklearn_assign"), ("wrapper", "sklearn"),
+                                 ("loop", "sklearn")] + [(f"kernel_{w}_lanes", "sklearn") for w in narrower],
                       "inner": _inner(n, k, d), "rounds": 5 if quick else 21})
     return cases
 

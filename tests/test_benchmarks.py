@@ -56,7 +56,8 @@ def _doc():
          "ratios": ratios(reference_over_kernel=10.0), "reference": "ref"},
         {"section": "assign_vs_sklearn", "name": "assign vs scikit-learn D31", "dataset": "D31", "n": 3100,
          "k": 31, "d": 2, "times_s": times(kernel=3e-5, sklearn=1e-4, sklearn_assign=8e-5, wrapper=5e-5),
-         "ratios": ratios(kernel_over_sklearn=0.3, kernel_over_sklearn_assign=0.4, wrapper_over_sklearn=0.5)},
+         "ratios": ratios(kernel_over_sklearn=0.3, kernel_over_sklearn_assign=0.4, wrapper_over_sklearn=0.5,
+                          loop_over_sklearn=1.5, kernel_4_lanes_over_sklearn=0.6)},
         {"section": "random_walk", "name": "random_walk D31", "dataset": "D31", "n": 3100, "k": 31, "d": 2,
          "walk_sweeps": 20, "work_per_call": 100000, "times_s": times(kernel=1e-3, python=0.5, numpy_distances=2e-3),
          "rate_per_s": {"kernel": 1e8, "python": 2e5, "numpy_distances": 5e7},
@@ -120,6 +121,7 @@ def test_tables_are_computed_from_the_rows(tmp_path):
     assert k["reference / kernel"] == 10.0 and k["kernel ms"] == pytest.approx(0.1)
     (s,) = br.sklearn_table(doc)
     assert s["kernel / scikit-learn"] == 0.3 and s["validated wrapper / scikit-learn"] == 0.5
+    assert s["plain loop / scikit-learn"] == 1.5 and s["4 lanes / scikit-learn"] == 0.6
     (w,) = br.random_walk_table(doc)
     assert w["kernel M/s"] == 100 and w["s per G-MM bound draw"] == pytest.approx(20 * 3100 / 1e8)
     xs, ys = br.scaling_series(doc, "scaling_assign", "k")["sklearn"]
