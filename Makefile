@@ -33,7 +33,7 @@ NOTEBOOKS := $(wildcard notebooks/*/*.md)
 ## execute every notebook, build the HTML.
 book: setup
 	$(BIN)/lvmrepro run all --scale $(SCALE) --jobs $(JOBS)
-	$(PY) benchmarks/run.py --json $(LVMREPRO_BENCHMARKS)
+	$(PY) benchmarks/run.py --keep-going --json $(LVMREPRO_BENCHMARKS)
 	LVMREPRO_SCALE=$(SCALE) $(BIN)/jupyter-book build . --keep-going -W
 	@echo
 	@echo "Book built: $(abspath _build/html/index.html)"

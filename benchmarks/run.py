@@ -21,7 +21,11 @@ label's median wall-clock time per call with its quartiles (and the process's CP
 sensitive to other jobs), and each ratio as the median over rounds of the two wall-clock times
 measured back to back in the same round, which cancels most of the drift of a loaded machine.  The file records the machine, its load, library versions, BLAS and thread settings.
 
-Usage: ``python benchmarks/run.py [SUBSTRING ...] [--quick] [--json PATH]``.
+A bench file or case that raises is recorded under ``errors`` in the file (and on stderr) and the
+others still run; the exit status is then 1 unless ``--keep-going`` (which ``make book`` passes, so
+that the book still builds and its performance page shows the failure).
+
+Usage: ``python benchmarks/run.py [SUBSTRING ...] [--quick] [--keep-going] [--json PATH]``.
 """
 from __future__ import annotations
 
@@ -81,13 +85,21 @@ def measure(case: dict) -> dict:
     return row
 
 
-def load_cases(filters: list[str], quick: bool) -> list[dict]:
+def load_cases(filters: list[str], quick: bool, errors: list) -> list[dict]:
+    """Every matching case of every bench file; a file that fails to build its cases is recorded in
+    ``errors`` (file and message) instead of stopping the others."""
     found = []
     for path in sorted(HERE.glob("bench_*.py")):
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        for case in module.cases(quick):
+        try:
+            spec = importlib.util.spec_from_file_location(path.stem, path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            built = module.cases(quick)
+        except Exception as exc:   # noqa: BLE001 -- reported in the file and on stderr
+            errors.append({"file": path.name, "error": f"{type(exc).__name__}: {exc}"})
+            print(f"{path.name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        for case in built:
             if not filters or any(f in case["name"] or f in case["section"] for f in filters):
                 found.append({**case, "file": path.name})
     return found
@@ -104,6 +116,8 @@ def main(argv=None) -> int:
     parser.add_argument("filters", nargs="*", help="only cases whose name or section contains one of these")
     parser.add_argument("--quick", action="store_true", help="fewer rounds and smaller grids (a smoke run)")
     parser.add_argument("--json", type=Path, default=None, help="write the result file here")
+    parser.add_argument("--keep-going", action="store_true",
+                        help="exit 0 even if a benchmark failed (the failures are in the file)")
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
@@ -113,7 +127,8 @@ def main(argv=None) -> int:
     # Build every case first: that imports every library with a thread pool (threadpoolctl only
     # limits the pools loaded when the limit is entered -- scipy's OpenBLAS and scikit-learn's
     # OpenMP would otherwise run with all cores inside the timings).
-    cases = load_cases(args.filters, args.quick)
+    errors = []
+    cases = load_cases(args.filters, args.quick, errors)
     if not cases:
         print("no benchmarks matched", file=sys.stderr)
         return 1
@@ -125,14 +140,19 @@ def main(argv=None) -> int:
             raise RuntimeError(f"thread pools not limited to one thread: {unlimited}")
         rows = []
         for case in cases:
-            row = measure(case)
+            try:
+                row = measure(case)
+            except Exception as exc:   # noqa: BLE001 -- reported in the file and on stderr
+                errors.append({"file": case["file"], "case": case["name"], "error": f"{type(exc).__name__}: {exc}"})
+                print(f"{case['name']}: {type(exc).__name__}: {exc}", file=sys.stderr)
+                continue
             rows.append(row)
             _print_row(row)
     if args.json:
         write(args.json, rows, env_start=env_start, runtime_s=time.perf_counter() - t0,
-              quick=args.quick, filters=args.filters)
+              quick=args.quick, filters=args.filters, errors=errors)
         print(f"wrote {args.json}")
-    return 0
+    return 1 if errors and not args.keep_going else 0
 
 
 if __name__ == "__main__":

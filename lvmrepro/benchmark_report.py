@@ -74,7 +74,8 @@ def environment() -> dict:
     }
 
 
-def write(path, rows: list[dict], *, env_start: dict, runtime_s: float, quick: bool, filters) -> Path:
+def write(path, rows: list[dict], *, env_start: dict, runtime_s: float, quick: bool, filters,
+          errors=()) -> Path:
     """Write the result file atomically (the whole new file or the old one, never half of one)."""
     from lvmrepro import __version__
     from lvmrepro.experiments import git_commit
@@ -83,7 +84,8 @@ def write(path, rows: list[dict], *, env_start: dict, runtime_s: float, quick: b
     doc = {"schema": SCHEMA, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
            "version": __version__, "git_commit": git_commit(), "runtime_s": float(runtime_s),
            "quick": bool(quick), "filters": list(filters), "machine": machine,
-           "libraries": env_start["libraries"], "threads": env_start["threads"], "rows": rows}
+           "libraries": env_start["libraries"], "threads": env_start["threads"], "rows": rows,
+           "errors": list(errors)}
     check(doc)
     return atomic_write_json(path, doc)
 

@@ -86,9 +86,11 @@ def _doc():
 
 def test_write_then_load_round_trips_and_checks_the_contract(tmp_path):
     rows, env = _doc()
-    path = br.write(tmp_path / "b.json", rows, env_start=env, runtime_s=1.5, quick=True, filters=[])
+    path = br.write(tmp_path / "b.json", rows, env_start=env, runtime_s=1.5, quick=True, filters=[],
+                    errors=[{"file": "bench_x.py", "error": "ImportError: gone"}])
     doc = br.load(path)
     assert doc["schema"] == br.SCHEMA and doc["rows"] == rows and doc["runtime_s"] == 1.5
+    assert doc["errors"] == [{"file": "bench_x.py", "error": "ImportError: gone"}]
     assert doc["machine"]["load_average_end"] is None or len(doc["machine"]["load_average_end"]) == 3
     assert not list(tmp_path.glob(".b.json.*"))               # the atomic write left no temporary file
 
@@ -152,6 +154,18 @@ def test_learners_table_says_what_is_not_measured(tmp_path):
     assert by["Convex MR two_cranes"]["ours"] == "0.4 s / 0.01 s / 0.3 s"
     assert by["SPL motifs"]["ours"] == "not yet measured"
     assert "0.62 ms" in by["G-MM clustering"]["ours"]          # 20 sweeps x 3100 points / 1e8 per s
+
+
+def test_a_failing_bench_file_is_recorded_and_the_others_still_load(tmp_path, monkeypatch):
+    run = _runner()
+    (tmp_path / "bench_good.py").write_text(
+        "def cases(quick):\n    return [{'section': 'kernels', 'name': 'ok', 'timed': {'kernel': int}}]\n")
+    (tmp_path / "bench_bad.py").write_text("import no_such_module_here\n")
+    monkeypatch.setattr(run, "HERE", tmp_path)
+    errors = []
+    cases = run.load_cases([], True, errors)
+    assert [c["name"] for c in cases] == ["ok"]
+    assert errors[0]["file"] == "bench_bad.py" and "no_such_module_here" in errors[0]["error"]
 
 
 def _page_code():
