@@ -1,7 +1,7 @@
 """Latent search (loss-augmented argmax over all states of all examples) vs its NumPy references.
 
-``reference`` is the per-example NumPy reference the tests compare against; ``baseline`` is a fully
-vectorised NumPy version (one einsum over all examples and states), the stronger comparison.
+``reference`` is the per-example NumPy reference the tests compare against; ``numpy_vectorised`` is a
+fully vectorised NumPy version (one einsum over all examples and states), the stronger comparison.
 """
 import numpy as np
 
@@ -28,13 +28,17 @@ def _case(model, n, d):
 _digits = _case(groupnorm_digit_model(), 2000, 11)
 _mammals_like = _case(EnumerableStatesModel(np.repeat((np.arange(6) * 256)[:, None], 100, axis=1), 256), 100, 256)
 
-BENCHMARKS = [
-    {"name": "latent_search digits (2000 examples x 22 states x 11)", "fast": _digits(latent_search.state_argmax),
-     "reference": _digits(latent_search_ref.state_argmax),
-     "baseline": _digits(latent_search_ref.state_argmax_vectorized), "baseline_name": "vectorised numpy", "repeat": 3, "repeat_reference": 1,
-     "note": "loss-augmented argmax, group-norm digit layout"},
-    {"name": "latent_search boxes (100 images x 6 classes x 100 positions x 256)",
-     "fast": _mammals_like(latent_search.state_argmax), "reference": _mammals_like(latent_search_ref.state_argmax),
-     "baseline": _mammals_like(latent_search_ref.state_argmax_vectorized), "baseline_name": "vectorised numpy", "repeat": 3, "repeat_reference": 1,
-     "note": "loss-augmented argmax, mammals-like layout (label blocks over box positions)"},
-]
+_LAYOUTS = {
+    "digits (2000 examples x 22 states x 11)": (_digits, "group-norm digit layout"),
+    "boxes (100 images x 6 classes x 100 positions x 256)": (_mammals_like, "mammals-like layout (label blocks over box positions)"),
+}
+
+
+def cases(quick):
+    return [{"section": "kernels", "name": f"latent_search {name}", "params": {"layout": layout},
+             "reference": "lvmrepro._kernels.latent_search_ref (per example); also fully vectorised NumPy",
+             "timed": {"kernel": call(latent_search.state_argmax), "reference": call(latent_search_ref.state_argmax),
+                       "numpy_vectorised": call(latent_search_ref.state_argmax_vectorized)},
+             "ratios": [("reference", "kernel"), ("numpy_vectorised", "kernel")], "rounds": 3 if quick else 5,
+             "inner": {"kernel": 10, "numpy_vectorised": 3, "reference": 1}}
+            for name, (call, layout) in _LAYOUTS.items()]

@@ -37,12 +37,15 @@ def _engine():
                                _dense.loss_table, _valid, 1, 2, _out_s, _out_v)
 
 
-BENCHMARKS = [
-    {"name": f"mammals loss-augmented search, one split ({int(_counts.sum())} positions x 6 classes x {_D})",
-     "fast": lambda: _model.loss_augmented_inference(_w, _X, _Y),
-     "reference": lambda: latent_search_reference(_blocks, _W, _Y, 2), "repeat": 5, "repeat_reference": 1},
-    {"name": f"mammals search, {_m} images: ragged BLAS vs engine Cython kernel on padded features",
-     "fast": lambda: _model.loss_augmented_inference(_w, _Xs, _Y[:_m]),
-     "reference": _engine, "repeat": 5, "repeat_reference": 3,
-     "note": "the 'reference' here is the engine's compiled kernel, to show why the ragged BLAS path is used"},
-]
+def cases(quick):
+    return [
+        {"section": "kernels", "name": f"mammals loss-augmented search, one split ({int(_counts.sum())} positions x 6 classes x {_D})",
+         "reference": "latent_search_reference (per example, NumPy)",
+         "timed": {"kernel": lambda: _model.loss_augmented_inference(_w, _X, _Y),
+                   "reference": lambda: latent_search_reference(_blocks, _W, _Y, 2)},
+         "ratios": [("reference", "kernel")], "rounds": 3 if quick else 5},
+        {"section": "kernels", "name": f"mammals search, {_m} images: ragged BLAS vs the engine's Cython kernel on padded features",
+         "reference": "the engine's compiled latent_search kernel on zero-padded features (why the ragged BLAS path exists)",
+         "timed": {"kernel": lambda: _model.loss_augmented_inference(_w, _Xs, _Y[:_m]), "reference": _engine},
+         "ratios": [("reference", "kernel")], "rounds": 3 if quick else 5, "inner": 3},
+    ]

@@ -1,55 +1,89 @@
-"""Random walk over valid k-means bounds: Cython kernel vs the plain-Python reference (same walk).
+"""Random walk over valid k-means bounds (G-MM "random" bounds), in proposals per second.
 
-Data: GMM-200 (seed 0, n = 10,000, k = 200, d = 2) and Norm-25 (n = 10,000, k = 25, d = 15), centres
-from k-means++ and a slack of 1% of F, as inside a G-MM iteration.  Both implementations make the
-same 100,000 proposals with the same generator; a separate line reports the kernel's rate on 10^7.
+``random_walk`` (the four G-MM Table 1 data sets, k-means++ centres, a budget 1 % above the touching
+bound, as inside a G-MM iteration), three ways on the same number of proposals:
+
+* ``kernel``: the Cython walk;
+* ``python``: its reference, the same walk (same generator, same arithmetic, same result);
+* ``numpy_distances``: NumPy evaluating as many proposals' squared distances at once.  The walk
+  itself does not vectorise -- each proposal's label is drawn among the k - 1 labels other than the
+  point's current one and its acceptance depends on the running total, both set by the proposals
+  before it, and the generator is sequential -- so this is the part of a step that NumPy can
+  vectorise, a lower bound on the cost of any NumPy implementation of the walk.
+
+``walk_sweeps`` is the G-MM Table 1 protocol's walk length (proposals per bound draw = sweeps * n),
+from which the page computes the time to sample one bound.  ``scaling_random_walk``: the kernel's
+rate against n, k and d on synthetic data.
 """
-import time
-
 import numpy as np
 
 from lvmrepro._kernels import random_walk as _rw
 from lvmrepro._kernels import random_walk_ref as _rw_ref
-from lvmrepro.datasets import gmm200, norm25
+from lvmrepro.experiments.gmm_clustering import COMMON, DATASETS, K, load
 from lvmrepro.gmm.init import kmeanspp
 from lvmrepro.kernels import assign_nearest
 
-STEPS = 100_000
 
-
-def _setup(X, k):
-    C = kmeanspp(X, k, np.random.default_rng(0))
+def _problem(X, k, seed=0):
+    C = kmeanspp(X, k, np.random.default_rng(seed))
     z, cost = assign_nearest(X, C)
-    return X, C, z, cost, float(cost.sum()), float(cost.sum()) * 1.01
+    return X, C, z, cost, float(cost.sum()) * 1.01
 
 
-def _runner(impl, problem, steps):
-    X, C, z0, c0, total, budget = problem
+def _walk(impl, problem, steps):
+    X, C, z0, c0, budget = problem
 
     def go():
         z, c = z0.copy(), c0.copy()
         state = np.array([1, 2, 3, 4], dtype=np.uint64)
-        return impl.random_walk(X, C, z, c, total, budget, steps, state)
+        return impl.random_walk(X, C, z, c, float(c.sum()), budget, steps, state)
     return go
 
 
-G200 = _setup(gmm200(seed=0)[0], 200)
-N25 = _setup(norm25(seed=0)[0], 25)
+def _numpy_distances(problem, steps):
+    X, C, z0, _, _ = problem
+    rng = np.random.default_rng(0)
+    i = rng.integers(0, X.shape[0], steps)
+    j = rng.integers(0, C.shape[0], steps)
+
+    def go():
+        diff = X[i] - C[j]
+        return np.einsum("pd,pd->p", diff, diff)
+    return go
 
 
-def proposals_per_second(problem=G200, steps=10_000_000) -> float:
-    go = _runner(_rw, problem, steps)
-    go()
-    t0 = time.perf_counter()
-    go()
-    return steps / (time.perf_counter() - t0)
+def _table1_cases(quick):
+    steps = 20_000 if quick else 100_000
+    cases = []
+    for name in DATASETS:
+        X, _ = load(name)
+        problem = _problem(X, K[name])
+        cases.append({"section": "random_walk", "name": f"random_walk {name}",
+                      "params": {"dataset": name, "n": X.shape[0], "k": K[name], "d": X.shape[1],
+                                 "walk_sweeps": COMMON["walk_sweeps"]},
+                      "timed": {"kernel": _walk(_rw, problem, steps), "python": _walk(_rw_ref, problem, steps),
+                                "numpy_distances": _numpy_distances(problem, steps)},
+                      "ratios": [("python", "kernel"), ("numpy_distances", "kernel")],
+                      "work": steps, "rounds": 3 if quick else 5,
+                      "inner": {"kernel": 20, "numpy_distances": 5, "python": 1}})
+    return cases
 
 
-BENCHMARKS = [
-    {"name": "random_walk GMM-200 (d=2) 1e5 proposals", "fast": _runner(_rw, G200, STEPS),
-     "reference": _runner(_rw_ref, G200, STEPS), "repeat": 5, "repeat_reference": 1,
-     "note": f"kernel rate on 1e7 proposals: {proposals_per_second(G200) / 1e6:.1f} M proposals/s (target >= 10)"},
-    {"name": "random_walk Norm-25 (d=15) 1e5 proposals", "fast": _runner(_rw, N25, STEPS),
-     "reference": _runner(_rw_ref, N25, STEPS), "repeat": 5, "repeat_reference": 1,
-     "note": f"kernel rate on 1e7 proposals: {proposals_per_second(N25) / 1e6:.1f} M proposals/s"},
-]
+def _scaling_cases(quick):
+    steps = 200_000 if quick else 1_000_000
+    ns = [1_000, 10_000, 100_000] if quick else [1_000, 10_000, 100_000, 1_000_000]
+    ks = [2, 25, 400] if quick else [2, 10, 25, 100, 400]
+    ds = [2, 15, 64] if quick else [1, 2, 4, 8, 15, 32, 64]
+    grid = [("n", n, 25, 8) for n in ns] + [("k", 10_000, k, 8) for k in ks] + [("d", 10_000, 25, d) for d in ds]
+    rng = np.random.default_rng(2)
+    cases = []
+    for vary, n, k, d in grid:
+        problem = _problem(rng.standard_normal((n, d)) * 10.0, k)
+        cases.append({"section": "scaling_random_walk", "name": f"random_walk n={n} k={k} d={d}",
+                      "params": {"vary": vary, "n": n, "k": k, "d": d},
+                      "timed": {"kernel": _walk(_rw, problem, steps)}, "work": steps, "rounds": 3 if quick else 7})
+    return cases
+
+
+def cases(quick):
+    return _table1_cases(quick) + _scaling_cases(quick)

@@ -16,7 +16,10 @@ def assign_nearest(X, centers, *, backend: str = "cython"):
     """Nearest centre of each point.
 
     Returns ``(labels, sqdist)``: int64 labels in ``[0, k)`` and the float64 squared Euclidean
-    distance of each point to its centre.  Ties go to the lowest centre index.
+    distance of each point to its centre.  Ties go to the lowest centre index.  Both backends
+    return the same bits: the distance summed over the coordinates in order, each operation
+    rounded once (:mod:`lvmrepro._kernels.assign` states the contract; the compiled kernel picks a
+    vectorised path for the CPU, none of which changes a rounding).
     """
     X = as_float_matrix(X, "X")
     centers = as_float_matrix(centers, "centers", ncols=X.shape[1])
