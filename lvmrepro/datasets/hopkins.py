@@ -243,6 +243,12 @@ def propose_tuning_set(exclude=SEQUENCES_TABLE1, strata=None, seed: int = TUNING
     return sorted(chosen)
 
 
+# propose_tuning_set() at its defaults (a test checks they agree): 15 sequences in 6 point families,
+# 2 checkerboard and 1 traffic three-motion families, 2 traffic and 1 articulated two-motion sequences.
+TUNING_SET = ("1R2TCRT", "1R2TCRT_g12", "1R2TCRT_g13", "1R2TCRT_g23", "1RT2TC", "1RT2TC_g12", "1RT2TC_g13",
+              "1RT2TC_g23", "arm", "cars5", "cars5_g12", "cars5_g13", "cars5_g23", "cars7", "truck1")
+
+
 # ---------------------------------------------------------------- a label-free selection criterion
 def two_frame_points(seq: HopkinsSequence, frames=(0, -1), coords: str = "calibrated"):
     """``(p, q)``: the points of frames a and b as (P, 3) homogeneous rows (third coordinate 1)."""

@@ -190,7 +190,7 @@ def maxmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, rng=None, method: str = "lb
             c, lb = sol.c, sol.lower
         M, ub = sol.M, sol.upper
         info["recovery"] = "design"
-    if (ub - lb) / max(1.0, abs(ub)) > tol:
+    if M is None or (ub - lb) / max(1.0, abs(ub)) > tol:
         # the paper's recovery (24) at the climb's c (also the fallback if certification fell short)
         M24, ub24, info24 = _recover_M(prob, c)
         if ub24 < ub:
