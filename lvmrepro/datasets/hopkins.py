@@ -69,20 +69,8 @@ def epipolar_regression(seq: HopkinsSequence, frames=(0, -1), fix_entry: int = 8
         raise ValueError(f"fix_entry must be an integer in 0..8 (row-major entry of F); got {fix_entry!r}")
     if len(frames) != 2:
         raise ValueError(f"frames must be a pair of frame indices; got {frames!r}")
-    F = seq.n_frames
-    a, b = (int(f) % F for f in frames)
-    if not all(-F <= int(f) < F for f in frames) or a == b:
-        raise ValueError(f"frames {frames!r} must be two different frames of {F}")
-    if coords == "calibrated":
-        P = seq.x
-    elif coords == "pixels":
-        P = seq.pixels.copy()
-        P[:2] /= 1000.0
-    else:
-        raise ValueError(f"coords must be 'calibrated' or 'pixels'; got {coords!r}")
-    p = P[:, :, a] / P[2:3, :, a]
-    q = P[:, :, b] / P[2:3, :, b]
-    full = np.einsum("ip,jp->pij", q, p).reshape(-1, 9)     # row i: vec(q_i p_i^T), row-major
+    p, q = two_frame_points(seq, frames, coords)
+    full = np.einsum("pi,pj->pij", q, p).reshape(-1, 9)     # row i: vec(q_i p_i^T), row-major
     # full . vec(F) = 0 with F_fix = -1  <=>  X f = full[:, fix]
     y = full[:, fix_entry].copy()
     X = np.delete(full, fix_entry, axis=1)
