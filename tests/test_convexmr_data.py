@@ -18,6 +18,32 @@ def test_synthetic_is_a_function_of_the_seed():
         mixreg_synthetic(0, t=3, k=5)
 
 
+def test_synthetic_defaults_are_the_earlier_generator():
+    # the draws in the earlier order: w, balanced labels, x ~ U(-10, 10), unit noise
+    rng = np.random.default_rng(11)
+    w = rng.uniform(0.0, 1.0, size=5)
+    lab = rng.permutation(np.arange(30) % 5)
+    x = rng.uniform(-10.0, 10.0, size=30)
+    y = w[lab] * x + rng.standard_normal(30)
+    X2, y2, lab2, w2 = mixreg_synthetic(11)
+    np.testing.assert_array_equal(X2[:, 0], x)
+    np.testing.assert_array_equal(y2, y)
+    np.testing.assert_array_equal(lab2, lab)
+
+
+def test_synthetic_x_distribution_is_a_parameter():
+    X, _, _, _ = mixreg_synthetic(0, x_range=(0.0, 30.0), t=2000, k=5)
+    assert X.min() >= 0 and X.max() <= 30 and X.mean() == pytest.approx(15, abs=1)
+    X, _, _, _ = mixreg_synthetic(0, x_range=30.0, x_dist="normal", t=2000, k=5)
+    assert X.std() == pytest.approx(30, rel=0.1) and X.min() < -30
+    _, _, lab, _ = mixreg_synthetic(0, memberships="iid", t=30, k=5)
+    assert lab.min() >= 0 and lab.max() < 5
+    for bad in ({"x_range": -1.0}, {"x_range": (5.0, 1.0)}, {"x_dist": "cauchy"},
+                {"x_range": (0.0, 1.0), "x_dist": "normal"}, {"memberships": "sorted"}, {"noise": -1.0}):
+        with pytest.raises(ValueError):
+            mixreg_synthetic(0, **bad)
+
+
 @needs_data
 def test_hopkins_table1_sequences_have_the_papers_point_counts():
     from lvmrepro.datasets import hopkins_sequences, load_hopkins

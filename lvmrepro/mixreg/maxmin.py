@@ -5,7 +5,9 @@ and non-smooth where the q-th and (q+1)-th eigenvalues meet.  The paper climbs i
 (Yu et al. 2008); we use scipy's L-BFGS-B with the eigen-supergradient (``method="lbfgs"``) and
 certify the result with the exact duality gap ``h(M*) - g(c*)`` (see :mod:`.relaxation`); the tests
 check the value against an explicit SDP.  ``method="subgradient"`` is a plain, slow projected
-supergradient ascent kept as a cross-check.
+supergradient ascent kept as a cross-check.  L-BFGS stalls on the ridge where the top-q eigenvalues
+tie, which is where the optimum lies; the saddle point is then computed exactly from the relaxation's
+n x n form (:mod:`.certify`), so every solve ends with a certified gap or says it has none.
 """
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ import time
 import numpy as np
 import scipy.optimize
 
+from lvmrepro.mixreg.certify import solve_design
 from lvmrepro.mixreg.relaxation import (
-    RelaxationResult, c_of_M, lower_bound, make_problem, round_and_refit, top_eigh, upper_bound,
+    DEFAULT_TOL, RelaxationResult, c_of_M, check_positive, lower_bound, make_problem, round_and_refit, top_eigh,
+    upper_bound,
 )
 
 TIE_TOLERANCES = (0.0, 1e-8, 1e-6, 1e-4, 1e-3, 1e-2, 3e-2, 1e-1)
@@ -147,17 +151,66 @@ def _recover_M(prob, c, extra: int = 10, polish: bool = True):
 
 
 def maxmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, rng=None, method: str = "lbfgs",
-           max_iter: int = 5000, tol: float = 1e-10, n_init: int = 10) -> RelaxationResult:
-    """Solve the relaxation by Algorithm 1 and round it to memberships.
+           max_iter: int = 5000, tol: float = DEFAULT_TOL, n_init: int = 10, certify: bool = True,
+           lbfgs_ftol: float = 1e-10) -> RelaxationResult:
+    """Solve the relaxation by Algorithm 1, certify it, and round it to memberships.
 
     Parameters: ``sigma`` noise scale, ``gamma`` prior precision of ``w``, ``q = 1/beta`` balance
-    (default ``k``); ``rng`` seeds the k-means rounding.  Returns a :class:`RelaxationResult`.
+    (default ``k``); ``rng`` seeds the k-means rounding; ``tol`` the target relative duality gap
+    ``(upper - lower) / max(1, |upper|)`` (the stopping tolerance shared with :func:`minmin` and
+    :func:`em`); ``max_iter`` caps the climb on c.
+
+    Algorithm 1 climbs ``g(c)`` (``method``: L-BFGS, or plain supergradient ascent) and, with
+    ``certify=False``, recovers ``M*`` by the paper's step (24) at the ``c`` it reached.  The climb
+    stalls where the top-q eigenvalues tie, which they do at the optimum, so by default (``certify=True``)
+    the saddle point is then computed from the relaxation's n x n form (:mod:`.certify`), and the
+    paper's step (24) is run only if that did not reach ``tol``.  Whatever ran, ``lower``/``upper`` are
+    the exact bounds ``g(c) <= R <= h(M)`` of the returned ``c`` and ``M``, and ``converged`` says
+    whether their relative gap is at most ``tol``.  Returns a :class:`RelaxationResult`.
     """
     prob = make_problem(X, y, k, sigma=sigma, gamma=gamma, q=q)
+    tol = check_positive(tol, "tol")
+    lbfgs_ftol = check_positive(lbfgs_ftol, "lbfgs_ftol")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be a positive integer; got {max_iter!r}")
     rng = np.random.default_rng(rng)
     if method not in ("lbfgs", "subgradient"):
         raise ValueError(f"unknown method {method!r}; use 'lbfgs' or 'subgradient'")
     t0 = time.perf_counter()
+    c, iters, message, success, n_eval = _climb(prob, method, max_iter, lbfgs_ftol)
+    lb = float(lower_bound(prob, c))
+    info = {"message": message, "lbfgs_success": success, "n_eval": n_eval, "method": method,
+            "climb_iterations": iters, "climb_lower": lb, "newton_steps": 0, "recovery": None, "tol": tol}
+    M, ub = None, np.inf
+    if certify:
+        sol = solve_design(prob, tol=tol)
+        info["newton_steps"] = sol.newton_steps
+        info["W"] = sol.W
+        if sol.lower > lb:
+            c, lb = sol.c, sol.lower
+        M, ub = sol.M, sol.upper
+        info["recovery"] = "design"
+    if M is None or (ub - lb) / max(1.0, abs(ub)) > tol:
+        # the paper's recovery (24) at the climb's c (also the fallback if certification fell short)
+        M24, ub24, info24 = _recover_M(prob, c)
+        if ub24 < ub:
+            M, ub = M24, ub24
+            info.update(info24)
+            info["recovery"] = "qp24"
+        c_alt = c_of_M(prob, M)                   # the best c for this M can only raise the lower end
+        lb_alt = float(lower_bound(prob, c_alt))
+        if lb_alt > lb:
+            c, lb = c_alt, lb_alt
+    rel = (ub - lb) / max(1.0, abs(ub))
+    info.update({"solve_time_s": time.perf_counter() - t0, "rel_gap_certified": float(rel),
+                 "stop": "gap" if rel <= tol else "not_certified"})
+    labels, W = round_and_refit(prob, M, rng, n_init=n_init)
+    return RelaxationResult(labels=labels, W=W, c=c, M=M, lower=float(lb), upper=float(ub),
+                            iterations=iters, converged=bool(rel <= tol), info=info)
+
+
+def _climb(prob, method, max_iter, ftol):
+    """Algorithm 1's ascent on the concave g(c) from c = 0; returns (c, iterations, message, success, n_eval)."""
     nfev = [0]
     # g is O(|ytil|^2); scale the objective so the line search works in O(1) units.
     fscale = 1.0 / max(1.0, prob.sigma ** 2 * (prob.ytil @ prob.ytil))
@@ -171,31 +224,16 @@ def maxmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, rng=None, method: str = "lb
     if method == "lbfgs":
         sol = scipy.optimize.minimize(neg, c0, jac=True, method="L-BFGS-B",
                                       options={"maxiter": max_iter, "maxfun": 4 * max_iter,
-                                               "ftol": tol, "gtol": 1e-12, "maxcor": 20})
-        c = sol.x
-        converged = bool(sol.success)   # a stall at a kink is common; the duality gap is the real test
-        iters = int(sol.nit)
-        message = str(sol.message)
-    else:
-        c, best_c, best_v = c0.copy(), c0.copy(), -np.inf
-        radius = 0.5 * np.linalg.norm(prob.ytil)     # c* lies between 0 and ytil (it shrinks ytil)
-        for it in range(max_iter):
-            v, g = lower_bound(prob, c, with_grad=True)
-            nfev[0] += 1
-            if v > best_v:
-                best_v, best_c = v, c.copy()
-            # normalised steps of diminishing length (classic subgradient rule; best value kept)
-            c = c + (radius / np.sqrt(it + 1.0)) * g / max(np.linalg.norm(g), 1e-300)
-        c, iters, converged, message = best_c, max_iter, True, "fixed iteration budget"
-    M, ub, info = _recover_M(prob, c)
-    # the best c for this M (closed form) can only raise the certificate's lower end if g is higher there
-    lb = lower_bound(prob, c)
-    c_alt = c_of_M(prob, M)
-    lb_alt = lower_bound(prob, c_alt)
-    if lb_alt > lb:
-        c, lb = c_alt, lb_alt
-    solve_time = time.perf_counter() - t0
-    labels, W = round_and_refit(prob, M, rng, n_init=n_init)
-    info.update({"message": message, "n_eval": nfev[0], "solve_time_s": solve_time, "method": method})
-    return RelaxationResult(labels=labels, W=W, c=c, M=M, lower=float(lb), upper=float(ub),
-                            iterations=iters, converged=converged, info=info)
+                                               "ftol": ftol, "gtol": 1e-12, "maxcor": 20})
+        # a stall at a kink is common; the duality gap is the real test
+        return sol.x, int(sol.nit), str(sol.message), bool(sol.success), nfev[0]
+    c, best_c, best_v = c0.copy(), c0.copy(), -np.inf
+    radius = 0.5 * np.linalg.norm(prob.ytil)     # c* lies between 0 and ytil (it shrinks ytil)
+    for it in range(max_iter):
+        v, g = lower_bound(prob, c, with_grad=True)
+        nfev[0] += 1
+        if v > best_v:
+            best_v, best_c = v, c.copy()
+        # normalised steps of diminishing length (classic subgradient rule; best value kept)
+        c = c + (radius / np.sqrt(it + 1.0)) * g / max(np.linalg.norm(g), 1e-300)
+    return best_c, max_iter, "fixed iteration budget", True, nfev[0]

@@ -38,7 +38,7 @@ import time
 import numpy as np
 
 from lvmrepro.mixreg.relaxation import (
-    RelaxationResult, check_positive, lower_bound, make_problem, round_and_refit, upper_bound,
+    DEFAULT_TOL, RelaxationResult, check_positive, lower_bound, make_problem, round_and_refit, upper_bound,
 )
 
 
@@ -71,13 +71,16 @@ def _dense(t: int, U: np.ndarray, d: np.ndarray, mu0: float) -> np.ndarray:
 
 
 def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: float = 1e-2, rng=None,
-           max_iter: int = 20000, gap_tol: float = 1e-4, lower: float | None = None, check_every: int = 20,
-           stall_ratio: float = 0.95, stall_checks: int = 20, eps_factor: float = 0.1, n_init: int = 10) -> RelaxationResult:
+           max_iter: int = 20000, tol: float | None = None, lower: float | None = None, check_every: int = 20,
+           stall_ratio: float = 0.95, stall_checks: int = 20, eps_factor: float = 0.1, n_init: int = 10,
+           gap_tol: float | None = None) -> RelaxationResult:
     """Solve the relaxation by Algorithm 2 (alternating closed-form steps) and round it.
 
     ``eps0`` and ``eps`` are the first and last value of Remark 9's regulariser, relative to the
-    largest squared singular value of the first A.  ``gap_tol`` is the relative duality gap that stops
-    the solver; ``lower`` an optional valid lower bound of the relaxation value (see module doc).
+    largest squared singular value of the first A.  ``tol`` is the relative duality gap that stops
+    the solver (the stopping tolerance shared with :func:`maxmin` and :func:`em`; default
+    ``DEFAULT_TOL``; ``gap_tol`` is its older name, still accepted); ``lower`` an optional valid lower
+    bound of the relaxation value (see module doc).
     eps is multiplied by ``eps_factor`` whenever the certified gap has shrunk by less than the factor
     ``stall_ratio`` over the last ``stall_checks`` gap evaluations (it has reached this eps's floor).
     Returns a :class:`RelaxationResult`; ``info`` holds the objective after each M-step
@@ -86,7 +89,10 @@ def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: f
     prob = make_problem(X, y, k, sigma=sigma, gamma=gamma, q=q)
     eps = check_positive(eps, "eps")
     eps0 = check_positive(eps0, "eps0")
-    gap_tol = check_positive(gap_tol, "gap_tol")
+    if tol is not None and gap_tol is not None and float(tol) != float(gap_tol):
+        raise ValueError(f"tol ({tol!r}) and gap_tol ({gap_tol!r}) name the same tolerance; give one")
+    gap_tol = check_positive(DEFAULT_TOL if tol is None and gap_tol is None else tol if tol is not None else gap_tol,
+                             "gap_tol" if tol is None else "tol")
     stall_ratio = check_positive(stall_ratio, "stall_ratio")
     if isinstance(stall_checks, bool) or not isinstance(stall_checks, (int, np.integer)) or stall_checks < 1:
         raise ValueError(f"stall_checks must be a positive integer; got {stall_checks!r}")
