@@ -36,25 +36,30 @@ def _check_ranking_input(y_true, scores) -> tuple[np.ndarray, np.ndarray]:
     return positive, s
 
 
-def precision_recall_points(y_true, scores) -> tuple[np.ndarray, np.ndarray]:
-    """``(precision, recall)`` at each distinct score, from the highest threshold down."""
+def _true_positives(y_true, scores) -> tuple[np.ndarray, np.ndarray]:
+    """(true positives, images ranked) at each distinct score, from the highest threshold down."""
     positive, s = _check_ranking_input(y_true, scores)
     order = np.argsort(-s, kind="stable")
     s, positive = s[order], positive[order]
     group_end = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]   # last index of each tie group
-    tp = np.cumsum(positive)[group_end]
-    precision = tp / (group_end + 1.0)
-    recall = tp / tp[-1]
-    return precision, recall
+    return np.cumsum(positive)[group_end], group_end + 1.0
+
+
+def precision_recall_points(y_true, scores) -> tuple[np.ndarray, np.ndarray]:
+    """``(precision, recall)`` at each distinct score, from the highest threshold down."""
+    tp, ranked = _true_positives(y_true, scores)
+    return tp / ranked, tp / tp[-1]
 
 
 def average_precision(y_true, scores, *, method: str = "all") -> float:
     """Average precision of ranking ``y_true`` (1 = positive; 0 or -1 = negative) by ``scores``."""
     if method not in AP_METHODS:
         raise ValueError(f"unknown average-precision method {method!r}; use one of {AP_METHODS}")
-    precision, recall = precision_recall_points(y_true, scores)
+    tp, ranked = _true_positives(y_true, scores)
+    precision, recall = tp / ranked, tp / tp[-1]
     if method == "all":
-        return float(np.sum(np.diff(np.r_[0.0, recall]) * precision))
+        # sum_t (R_t - R_{t-1}) P_t with the recall steps as integer counts (a perfect ranking gives 1.0)
+        return float(np.sum(np.diff(np.r_[0, tp]) * precision) / tp[-1])
     levels = np.linspace(0.0, 1.0, 11)
     # best precision at recall >= r: a running max from the low-precision end
     best_from = np.maximum.accumulate(precision[::-1])[::-1]

@@ -21,10 +21,12 @@ from typing import Callable
 import numpy as np
 
 from lvmrepro.gmm.init import kmeanspp
-from lvmrepro.gmm.kmeans import KMeansFamily, kmeans
+from lvmrepro.gmm.kmeans import centres_of
+from lvmrepro.kernels import assign_nearest
 from lvmrepro.lssvm.models.components import POSITIVE, ComponentMixtureModel
 # TODO(engine, issue 11): import RaggedFeatures from lvmrepro.lssvm.features once it is on main
 from lvmrepro.lssvm.models.mammals import RaggedFeatures
+from lvmrepro.validation import as_float_matrix
 
 Trainer = Callable[[ComponentMixtureModel, RaggedFeatures, np.ndarray, np.ndarray], np.ndarray]
 
@@ -60,20 +62,30 @@ def aligned_windows(model: ComponentMixtureModel, X: RaggedFeatures, H, idx) -> 
     return windows
 
 
+def lloyd(windows, centres, *, max_iter: int = 1000) -> tuple[np.ndarray, np.ndarray, float]:
+    """Lloyd's k-means from ``centres`` until no window changes group: (groups, centres, sum of squared
+    distances).  An emptied group keeps its previous centre."""
+    groups, _ = assign_nearest(windows, centres)
+    for _ in range(max_iter):
+        centres = centres_of(windows, groups, len(centres), empty="keep", previous=centres)
+        new_groups, sqdist = assign_nearest(windows, centres)
+        if np.array_equal(new_groups, groups):
+            return groups, centres, float(sqdist.sum())
+        groups = new_groups
+    raise RuntimeError(f"Lloyd's k-means did not settle in {max_iter} iterations")
+
+
 def cluster_windows(windows, n_groups: int, rng: np.random.Generator, *, n_init: int = 10) -> tuple[np.ndarray, float]:
-    """k-means groups of ``windows`` (rows): best of ``n_init`` k-means++ starts whose clusters are all
+    """k-means groups of ``windows`` (rows): best of ``n_init`` k-means++ starts whose groups are all
     non-empty; returns (group per row, sum of squared distances)."""
-    windows = np.asarray(windows, dtype=np.float64)
+    windows = as_float_matrix(windows, "windows")
     if isinstance(n_init, bool) or not isinstance(n_init, (int, np.integer)) or n_init < 1:
         raise ValueError(f"n_init must be an integer >= 1; got {n_init!r}")
-    family = KMeansFamily(windows, n_groups, empty="origin")
     best, best_cost = None, np.inf
     for _ in range(n_init):
-        trace = kmeans(family, kmeanspp(windows, n_groups, rng))
-        z = family.touching(trace.w)
-        cost = float(trace.F[-1])
-        if np.bincount(z, minlength=n_groups).min() > 0 and cost < best_cost:
-            best, best_cost = z, cost
+        groups, _, cost = lloyd(windows, kmeanspp(windows, n_groups, rng))
+        if np.bincount(groups, minlength=n_groups).min() > 0 and cost < best_cost:
+            best, best_cost = groups, cost
     if best is None:
         raise ValueError(f"every k-means start left a group empty ({n_groups} groups of {len(windows)} windows)")
     return best, best_cost
