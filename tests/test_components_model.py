@@ -163,6 +163,12 @@ def test_blas_scores_match_the_loop_reference_and_latent_table(seed, n_component
         # each candidate's table value is w . phi for that candidate
         for j, h in enumerate(candidates(model, X.counts[i])):
             assert np.isclose(table_i[j], w @ model.joint_feature(X, i, Y[i], h), rtol=0, atol=1e-12)
+    subset = rng.permutation(len(X))[: max(1, len(X) // 2)]
+    sub_values, sub_starts, sub_counts = model.latent_table(w, X, Y, examples=subset)
+    for t, i in enumerate(subset):
+        # equal up to BLAS blocking (a product over fewer rows may round differently)
+        assert np.allclose(sub_values[sub_starts[t]:sub_starts[t] + sub_counts[t]],
+                           values[starts[i]:starts[i] + counts[i]], rtol=0, atol=1e-12)
     index = np.array([rng.integers(c) for c in counts])
     H = model.latent_at(X, index)
     assert np.array_equal(model.latent_index(X, H), index)

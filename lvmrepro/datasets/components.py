@@ -10,8 +10,8 @@ labels only; each class is learned one-vs-rest (its images +1, the other five cl
   files of the data are random 245/26 splits with about 4 test images per class: too few for AP.)
 * **Choosing lambda**: each training fold is split again, stratified and seeded, into *fit* and *val*
   (``VAL_FRACTION`` of each class to val), as the paper chose ``lambda_p`` on VOC *val* with models
-  trained on *train*; lambda comes from :data:`LAMBDA_GRID`, eight log-spaced values fixed before any
-  run (see its comment for the scale).
+  trained on *train*; lambda comes from :func:`lambda_values` (``C`` times :data:`LAMBDA_GRID`, eight
+  log-spaced values fixed before any run; see its comment for the scale).
 
 Everything is a function of ``seed``: the same seed gives the same folds on any machine.
 """
@@ -25,10 +25,11 @@ from lvmrepro.datasets import mammals
 
 N_FOLDS = 5
 VAL_FRACTION = 1 / 3
-#: lambda_p of the elastic group norm (paper eq. 6) in units of C (the hinge term is C/n sum_i xi_i);
+#: lambda_p / C for the elastic group norm (paper eq. 6; the hinge term is C/n sum_i xi_i): eight values,
 #: log-spaced, fixed in advance.  A component's block is exactly zero at the optimum (latent values
-#: fixed) when the norm of its hinge subgradient, at most C times the largest window norm
-#: (sqrt(35) for 35 L2-Hys-normalised HOG blocks, plus the offset feature), is below lambda_p.
+#: fixed) when the norm of its hinge subgradient -- at most C times the largest window norm, sqrt(35)
+#: for 35 L2-Hys-normalised HOG blocks (plus the offset feature) -- is at most lambda_p; the grid spans
+#: two and a half decades below that ceiling, from about no pruning to pruning every block.
 LAMBDA_GRID = tuple(float(v) for v in np.geomspace(1e-3, 0.3, 8))
 
 
@@ -68,6 +69,14 @@ def _check_labels(labels) -> np.ndarray:
     if labels.min() < 0:
         raise ValueError("labels must be non-negative class indices")
     return labels.astype(np.int64)
+
+
+def lambda_values(C: float) -> np.ndarray:
+    """The lambda_p values of the grid for hinge weight ``C``: ``C * LAMBDA_GRID``."""
+    C = float(C)
+    if not np.isfinite(C) or C <= 0:
+        raise ValueError(f"C must be positive and finite; got {C}")
+    return C * np.array(LAMBDA_GRID)
 
 
 def one_vs_rest(labels, cls: int) -> np.ndarray:
@@ -158,6 +167,6 @@ def protocol_facts(protocol: Protocol) -> dict:
         "val_per_class": [class_counts(f.val) for f in protocol.folds],
         "each_image_tested_once": bool(np.array_equal(np.sort(np.concatenate([f.test for f in protocol.folds])),
                                                       np.arange(len(labels)))),
-        "lambda_grid": list(LAMBDA_GRID),
+        "lambda_grid_over_C": list(LAMBDA_GRID),
         "seed": protocol.seed,
     }

@@ -11,11 +11,12 @@ is ``M f_(x, y)``.
 
 We define the mirrored features as this permutation of the cached features (as DPM's ``flipfeat``
 does), not as HOG recomputed on the flipped image, because scikit-image's hard binning is not exactly
-flip-equivariant: an exactly horizontal gradient (``theta = 0``, which includes every pixel of the
-image's top and bottom rows, where scikit-image sets the vertical gradient to zero) stays in bin 0
-after the flip instead of moving to bin 8.  :func:`flipped_image_discrepancy` measures the difference
-on real images (the data page states it); :func:`flipped_image_features` computes the recomputed
-version for that comparison.  With the permutation, a template ``t`` and its mirror ``M t`` are
+flip-equivariant: a pixel with an exactly horizontal gradient (``theta = 0``: zero vertical difference,
+nonzero horizontal one) stays in bin 0 after the flip instead of moving to bin 8.  Every pixel of the
+image's top and bottom rows is such a pixel (scikit-image sets the vertical gradient there to zero), and
+so are some pixels of flat or saturated regions.  :func:`flipped_image_discrepancy` measures the
+difference on real images (the data page states it); :func:`flipped_image_features` computes the
+recomputed version for that comparison.  With the permutation, a template ``t`` and its mirror ``M t`` are
 exactly symmetric: ``t . (M f) = (M t) . f`` for every window ``f``.
 """
 from __future__ import annotations
@@ -92,7 +93,8 @@ def flipped_image_discrepancy(examples) -> dict:
     """How far HOG recomputed on the flipped image is from the mirror permutation, per image:
     ``||flipped[mirror_position(h)] - M f_h||_F / ||M f_h||_F`` over all windows ``h`` of the image, and
     the largest absolute entry difference over the *inner* windows (grid row ``0 < y < ny - 1``, which
-    touch neither the top nor the bottom pixel row of the image; images with ``ny <= 2`` have none).
+    touch neither the top nor the bottom pixel row of the image; images with ``ny <= 2`` have none) --
+    nonzero beyond float32 rounding only for images with exactly horizontal gradients inside.
 
     Returns the number of images, the median and largest relative difference, the largest inner
     difference (NaN when no image has inner windows), and the per-image values.

@@ -155,12 +155,15 @@ class ComponentMixtureModel(LatentModel, EnumerableLatent):
     def window_scores(self, w, X) -> np.ndarray:
         """``S[r, m, k] = t_k . M^m Phi[r] + beta b_k`` for every window row ``r``: one BLAS product."""
         X = self._check_X(X)
+        return self._member_scores(w, X.Phi)
+
+    def _member_scores(self, w, windows) -> np.ndarray:
         T, b = self.templates(w)
         members = np.concatenate([T, T[:, self.mirror]], axis=0)     # (2K, D): t_k, then M t_k
-        S = X.Phi @ members.T
+        S = windows @ members.T
         if self.has_bias:
             S += self.bias_feature * np.tile(b, 2)
-        return S.reshape(len(X.Phi), 2, self.n_components)
+        return S.reshape(len(windows), 2, self.n_components)
 
     def _best_candidates(self, S, X) -> tuple[np.ndarray, np.ndarray]:
         """Per image: the index ``j = (p * 2 + m) * K + k`` of its best candidate, and the score."""
@@ -301,14 +304,25 @@ class ComponentMixtureModel(LatentModel, EnumerableLatent):
         return H
 
     # ----------------------------------------------------------------- EnumerableLatent
-    def latent_table(self, w, X, Y):
+    def latent_table(self, w, X, Y, examples=None):
         """``(values, starts, counts)``: ``w.phi(x_i, y_i, h)`` for every candidate ``h`` of every
-        example, in candidate order ``j = (p * 2 + m) * K + k``; all zero for negatives."""
+        example (of ``examples`` only, in that order, when given: only their windows are scored), in
+        candidate order ``j = (p * 2 + m) * K + k``; all zero for negatives."""
+        X = self._check_X(X)
         Y = self.check_outputs(X, Y)
         width = 2 * self.n_components
-        values = self.window_scores(w, X).ravel()
-        rows_negative = np.repeat(Y == NEGATIVE, X.counts * width)
-        return np.where(rows_negative, 0.0, values), X.starts * width, X.counts * width
+        if examples is None:
+            examples, rows = np.arange(len(X)), slice(None)
+        else:
+            examples = np.asarray(examples, dtype=np.int64)
+            if examples.ndim != 1 or np.any(examples < 0) or np.any(examples >= len(X)):
+                raise ValueError(f"examples must be indices in 0..{len(X) - 1}")
+            rows = np.concatenate([np.arange(X.starts[i], X.starts[i] + X.counts[i]) for i in examples]) \
+                if examples.size else np.zeros(0, dtype=np.int64)
+        values = self._member_scores(w, X.Phi[rows]).ravel()
+        counts = X.counts[examples] * width
+        values[np.repeat(Y[examples] == NEGATIVE, counts)] = 0.0
+        return values, np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64), counts
 
     def latent_at(self, X, index) -> np.ndarray:
         X = self._check_X(X)
