@@ -127,7 +127,9 @@ def appearance_init(train: Trainer, X: RaggedFeatures, Y, n_components: int, rng
 
 # --------------------------------------------------------------------------- a prototype trainer
 def bound_objective(model, w, X, Y, H, C: float) -> float:
-    """``1/2 ||w||^2 + C/n sum_i [max_{y,h} (w.phi + Delta) - w.phi(x_i, y_i, h_i)]`` (latent fixed)."""
+    """``1/2 ||w||^2 + C/n sum_i [max_{y,h} (w.phi + Delta) - w.phi(x_i, y_i, h_i)]`` (latent fixed).
+
+    TODO(engine, issue 11): use ``lvmrepro.lssvm.objective.bound_objective`` once it is on main."""
     _, _, aug = model.loss_augmented_inference(w, X, Y)
     return 0.5 * float(w @ w) + C * float(np.mean(aug - model.score(w, X, Y, H)))
 

@@ -42,7 +42,6 @@ from lvmrepro.lssvm.models.mammals import RaggedFeatures, segment_argmax
 from lvmrepro.validation import as_float_vector
 
 POSITIVE, NEGATIVE = 1, -1
-LATENT_FIELDS = ("component", "position", "mirror")
 
 
 class ComponentMixtureModel(LatentModel, EnumerableLatent):
