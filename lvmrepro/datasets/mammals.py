@@ -230,15 +230,22 @@ def relative_position(example: MammalsExample, h) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- HOG features
+def resize_to_grid(image: np.ndarray, nx: int, ny: int) -> np.ndarray:
+    """The image resized (anti-aliased) to ``(ny + 5) x (nx + 7)`` cells of ``pixels_per_cell`` pixels,
+    so that window ``(x, y)`` covers pixel rows ``8 y .. 8 y + 47`` and columns ``8 x .. 8 x + 63``."""
+    from skimage.transform import resize
+    ppc = HOG_PARAMS["pixels_per_cell"]
+    cells_x, cells_y = nx + WINDOW_CELLS[0] - 1, ny + WINDOW_CELLS[1] - 1
+    return resize(image, (cells_y * ppc, cells_x * ppc, image.shape[2]), anti_aliasing=True,
+                  mode="reflect", preserve_range=True)
+
+
 def hog_positions(image: np.ndarray, nx: int, ny: int) -> np.ndarray:
     """HOG feature of every candidate position: array (nx * ny, 1260), row ``h = x * ny + y``."""
     from skimage.feature import hog
-    from skimage.transform import resize
     p = HOG_PARAMS
-    cells_x, cells_y = nx + WINDOW_CELLS[0] - 1, ny + WINDOW_CELLS[1] - 1
     ppc, cpb = p["pixels_per_cell"], p["cells_per_block"]
-    resized = resize(image, (cells_y * ppc, cells_x * ppc, image.shape[2]), anti_aliasing=True,
-                     mode="reflect", preserve_range=True)
+    resized = resize_to_grid(image, nx, ny)
     blocks = hog(resized, orientations=p["orientations"], pixels_per_cell=(ppc, ppc),
                  cells_per_block=(cpb, cpb), block_norm=p["block_norm"], feature_vector=False,
                  channel_axis=-1)
