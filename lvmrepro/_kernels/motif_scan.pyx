@@ -1,0 +1,114 @@
+# cython: language_level=3
+"""The motif model's scan over start positions (latent completion and loss-augmented inference).
+
+For a sequence ``x`` (codes 0..3, length ``L``) with background k-mer indices
+``kmer[j] = sum_{t<k} x[j+t] 4**(k-1-t)`` (the k-mer starting at ``j``, first base most significant,
+``j = 0..J-1``, ``J = L - k + 1``), a motif weight matrix ``W`` (m x 4) and
+background weights ``b`` (4**k), the score of placing the motif at start ``h`` *relative to the
+negative label* is
+
+    diff(h) = sum_{p<m} W[p, x[h+p]]  -  sum_{j = max(0, h-k+1)}^{min(h+m-1, J-1)} b[kmer[j]]
+
+(the motif scores its m bases; the k-mers that overlap it leave the background), and the score of
+the negative label is ``background = sum_{j<J} b[kmer[j]]``.  See :mod:`lvmrepro.lssvm.models.motif`.
+
+Two kernels, both writing into caller-allocated outputs:
+
+* :func:`start_scores` -- ``diff(h)`` for every sequence and every start ``h < n_starts``;
+* :func:`best_starts` -- the first (lowest) maximising start, its ``diff`` and ``background``.
+
+The k-mer indices are rolled along the sequence and the window sums come from a per-sequence prefix
+sum of ``b[kmer[j]]``, so a start costs ``O(m)``.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.math cimport INFINITY
+from libc.stdlib cimport malloc, free
+
+cnp.import_array()
+
+
+cdef inline void _prefix(const unsigned char[::1] code_row, const double[::1] bg_w, double* prefix,
+                         Py_ssize_t order, Py_ssize_t J) noexcept nogil:
+    """prefix[j] = sum_{j' < j} b[kmer[j']]; the k-mer index is rolled base by base."""
+    cdef Py_ssize_t j
+    cdef long kmer = 0, mask = (<long> 1 << (2 * order)) - 1
+    for j in range(order - 1):
+        kmer = (kmer << 2) | code_row[j]
+    prefix[0] = 0.0
+    for j in range(J):
+        kmer = ((kmer << 2) | code_row[j + order - 1]) & mask
+        prefix[j + 1] = prefix[j] + bg_w[kmer]
+
+
+cdef inline double _diff(const unsigned char[::1] code_row, const double[:, ::1] motif_w,
+                         const double* prefix, Py_ssize_t h, Py_ssize_t m, Py_ssize_t order,
+                         Py_ssize_t J) noexcept nogil:
+    cdef Py_ssize_t p, lo, hi
+    cdef double s = 0.0
+    for p in range(m):
+        s = s + motif_w[p, code_row[h + p]]
+    lo = h - order + 1
+    if lo < 0:
+        lo = 0
+    hi = h + m           # exclusive
+    if hi > J:
+        hi = J
+    return s - (prefix[hi] - prefix[lo])
+
+
+def start_scores(const unsigned char[:, ::1] codes,   # IN (n, L) bases 0..3
+                 const double[:, ::1] motif_w,        # IN (m, 4)
+                 const double[::1] bg_w,              # IN (4**k,)
+                 long order,                          # IN k
+                 double[:, ::1] out_diff,             # OUT (n, n_starts) diff(h)
+                 double[::1] out_background):         # OUT (n,) background score
+    """Write ``diff(h)`` for every start ``h < out_diff.shape[1]`` and the background score."""
+    cdef Py_ssize_t n = codes.shape[0], J = codes.shape[1] - order + 1, m = motif_w.shape[0]
+    cdef Py_ssize_t H = out_diff.shape[1], i, h
+    cdef double* prefix = <double*> malloc((J + 1) * sizeof(double))
+    if prefix == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                _prefix(codes[i], bg_w, prefix, order, J)
+                out_background[i] = prefix[J]
+                for h in range(H):
+                    out_diff[i, h] = _diff(codes[i], motif_w, prefix, h, m, order, J)
+    finally:
+        free(prefix)
+
+
+def best_starts(const unsigned char[:, ::1] codes,    # IN (n, L)
+                const double[:, ::1] motif_w,         # IN (m, 4)
+                const double[::1] bg_w,               # IN (4**k,)
+                long order,                           # IN k
+                long n_starts,                        # IN starts 0..n_starts-1 are candidates
+                long[::1] out_start,                  # OUT (n,) first maximising start
+                double[::1] out_diff,                 # OUT (n,) its diff
+                double[::1] out_background):          # OUT (n,) background score
+    """Write the best start (ties: the lowest), its ``diff`` and the background score per sequence."""
+    cdef Py_ssize_t n = codes.shape[0], J = codes.shape[1] - order + 1, m = motif_w.shape[0]
+    cdef Py_ssize_t i, h
+    cdef long arg
+    cdef double best, val
+    cdef double* prefix = <double*> malloc((J + 1) * sizeof(double))
+    if prefix == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for i in range(n):
+                _prefix(codes[i], bg_w, prefix, order, J)
+                best = -INFINITY
+                arg = 0
+                for h in range(n_starts):
+                    val = _diff(codes[i], motif_w, prefix, h, m, order, J)
+                    if val > best:
+                        best = val
+                        arg = h
+                out_start[i] = arg
+                out_diff[i] = best
+                out_background[i] = prefix[J]
+    finally:
+        free(prefix)
