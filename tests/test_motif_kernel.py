@@ -111,3 +111,44 @@ def test_wrapper_accepts_other_integer_dtypes_and_both_backends():
     s, d, g = motif_start_scores(codes, W, b, 3, 25, best_only=True)
     np.testing.assert_allclose(d, a[0].max(axis=1))
     np.testing.assert_allclose(g, a[1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(scans())
+def test_fixed_start_kernels_match_references(scan):
+    codes, W, b, order, n_starts, _ = scan
+    n, L = codes.shape
+    m = W.shape[0]
+    rng = np.random.default_rng(n * 31 + L)
+    starts = np.where(rng.random(n) < 0.3, -1, rng.integers(0, L - m + 1, n)).astype(np.int64)
+    weights = np.where(rng.random(n) < 0.2, 0.0, rng.standard_normal(n))
+    outs = {}
+    for impl in (motif_scan, motif_scan_ref):
+        diff, bg = np.empty(n), np.empty(n)
+        impl.scores_at(codes, W, b, order, starts, diff, bg)
+        cm, cb = np.zeros((m, 4)), np.zeros(4 ** order)
+        impl.feature_counts(codes, starts, weights, order, cm, cb)
+        outs[impl.__name__] = (diff, bg, cm, cb)
+    for u, v in zip(*outs.values()):
+        np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+    if n:
+        diff, bg = outs[motif_scan.__name__][:2]
+        table = _run(motif_scan, "start_scores", codes, W, b, order, L - m + 1)[0]
+        pos = starts >= 0
+        np.testing.assert_allclose(diff[pos], table[np.flatnonzero(pos), starts[pos]], atol=1e-12)
+        assert np.all(diff[~pos] == 0.0)
+
+
+def test_fixed_start_wrappers_reject_bad_starts():
+    from lvmrepro.kernels import motif_feature_counts, motif_scores_at
+    codes = np.zeros((3, 10), np.uint8)
+    with pytest.raises(ValueError, match="start 8 of sequence 1"):
+        motif_scores_at(codes, np.zeros((3, 4)), np.zeros(16), 2, np.array([0, 8, -1]))
+    with pytest.raises(ValueError, match="outside -1"):
+        motif_feature_counts(codes, np.array([0, -2, 1]), np.ones(3), 3, 2)
+    with pytest.raises(ValueError, match="shape"):
+        motif_feature_counts(codes, np.array([0, 1]), np.ones(3), 3, 2)
+    with pytest.raises(ValueError, match="weights"):
+        motif_feature_counts(codes, np.array([0, 1, 1]), np.ones(2), 3, 2)
+    with pytest.raises(ValueError, match="motif_length"):
+        motif_feature_counts(codes, np.array([0, 1, 1]), np.ones(3), 11, 2)

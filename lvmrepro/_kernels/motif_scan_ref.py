@@ -61,3 +61,22 @@ def start_scores_vectorized(codes, motif_w, bg_w, order, out_diff, out_backgroun
     lo, hi = np.maximum(h - order + 1, 0), np.minimum(h + m, J)
     out_diff[:] = motif - (prefix[:, hi] - prefix[:, lo])
     out_background[:] = prefix[:, J]
+
+
+def scores_at(codes, motif_w, bg_w, order, starts, out_diff, out_background):
+    for i in range(codes.shape[0]):
+        kmer_row = kmer_indices(codes[i], order)
+        out_background[i] = bg_w[kmer_row].sum()
+        out_diff[i] = 0.0 if starts[i] < 0 else _diff(codes[i], kmer_row, motif_w, bg_w, order, starts[i])
+
+
+def feature_counts(codes, starts, weights, order, out_motif, out_background):
+    m = out_motif.shape[0]
+    for i in range(codes.shape[0]):
+        kmer_row = kmer_indices(codes[i], order)
+        keep = np.ones(len(kmer_row), dtype=bool)
+        h = starts[i]
+        if h >= 0:
+            out_motif[np.arange(m), codes[i, h:h + m]] += weights[i]
+            keep[max(0, h - order + 1):min(h + m, len(kmer_row))] = False
+        np.add.at(out_background, kmer_row[keep], weights[i])

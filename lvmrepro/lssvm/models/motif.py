@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.kernels import check_dna_codes, motif_start_scores
+from lvmrepro.kernels import check_dna_codes, motif_feature_counts, motif_scores_at, motif_start_scores
 from lvmrepro.lssvm.base import EnumerableLatent, InferenceTerms, LatentModel
 
 NO_MOTIF = -1
@@ -147,11 +147,6 @@ class MotifModel(LatentModel, EnumerableLatent):
         """``(start, best, background)``: the first maximiser of ``diff``, ``max_h diff`` and ``w.phi(x, -1)``."""
         return self._scan(w, self.check_inputs(X), best_only=True)
 
-    def motif_window(self, H) -> tuple[np.ndarray, np.ndarray]:
-        """Per example, the half-open range ``[lo, hi)`` of k-mer starts overlapping the motif at ``H``."""
-        J = self.seq_length - self.order + 1
-        return np.maximum(H - self.order + 1, 0), np.minimum(H + self.motif_length, J)
-
     # ----------------------------------------------------------------- the LatentModel oracles
     def n_samples(self, X) -> int:
         return int(np.shape(X)[0])
@@ -179,46 +174,24 @@ class MotifModel(LatentModel, EnumerableLatent):
         return phi
 
     def feature_sum(self, X, Y, H, weights) -> np.ndarray:
-        """``sum_i weights_i phi(x_i, y_i, h_i)``: two weighted ``bincount`` (motif cells, k-mers)."""
+        """``sum_i weights_i phi(x_i, y_i, h_i)`` (one pass of the counting kernel)."""
         codes = self.check_inputs(X)
         Y = self.check_outputs(codes, Y)
         H = self.check_latent(codes, H, Y)
         c = np.asarray(weights, dtype=np.float64)
         if c.shape != Y.shape or not np.all(np.isfinite(c)):
             raise ValueError(f"weights must be finite with shape {Y.shape}; got {c.shape}")
-        rows = np.flatnonzero(c)
-        codes, Y, H, c = codes[rows], Y[rows], H[rows], c[rows]
-        pos = Y == 1
-        m = self.motif_length
-        pos_rows = np.flatnonzero(pos)
-        cells = 4 * np.arange(m) + codes[pos_rows[:, None], H[pos_rows][:, None] + np.arange(m)]
-        motif = np.bincount(cells.ravel(), weights=np.repeat(c[pos], m), minlength=self.size_motif)
-        kmers = kmer_indices(codes, self.order)
-        kmer_weight = np.broadcast_to(c[:, None], kmers.shape).copy()
-        lo, hi = self.motif_window(H)
-        j = np.arange(kmers.shape[1])
-        inside = pos[:, None] & (j >= lo[:, None]) & (j < hi[:, None])
-        kmer_weight[inside] = 0.0
-        background = np.bincount(kmers.ravel(), weights=kmer_weight.ravel(), minlength=4 ** self.order)
-        return np.concatenate([motif, background])
+        motif, background = motif_feature_counts(codes, H, c, self.motif_length, self.order, backend=self.backend)
+        return np.concatenate([motif.ravel(), background])
 
     def score(self, w, X, Y, H) -> np.ndarray:
-        """``w.phi(x_i, y_i, h_i)`` for every example (vectorised gathers, no scan)."""
+        """``w.phi(x_i, y_i, h_i)`` for every example: ``background + diff(h_i)`` for a positive."""
         codes = self.check_inputs(X)
         Y = self.check_outputs(codes, Y)
         H = self.check_latent(codes, H, Y)
         W, b = self.split_w(self.check_w(w))
-        kmer_w = b[kmer_indices(codes, self.order)]
-        prefix = np.zeros((len(Y), kmer_w.shape[1] + 1))
-        np.cumsum(kmer_w, axis=1, out=prefix[:, 1:])
-        out = prefix[:, -1].copy()
-        pos = np.flatnonzero(Y == 1)
-        if pos.size:
-            m = self.motif_length
-            window = codes[pos[:, None], H[pos][:, None] + np.arange(m)]
-            lo, hi = self.motif_window(H[pos])
-            out[pos] += W[np.arange(m), window].sum(axis=1) - (prefix[pos, hi] - prefix[pos, lo])
-        return out
+        diff, background = motif_scores_at(codes, W, b, self.order, H, backend=self.backend)
+        return background + diff
 
     def loss(self, Y_true, Y_pred, H_pred=None) -> np.ndarray:
         return (np.asarray(Y_true) != np.asarray(Y_pred)).astype(np.float64)
