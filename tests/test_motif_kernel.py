@@ -131,6 +131,10 @@ def test_fixed_start_kernels_match_references(scan):
         outs[impl.__name__] = (diff, bg, cm, cb)
     for u, v in zip(*outs.values()):
         np.testing.assert_allclose(u, v, rtol=1e-12, atol=1e-12)
+    cm, cb = np.zeros((m, 4)), np.zeros(4 ** order)
+    motif_scan_ref.feature_counts_vectorized(codes, starts, weights, order, cm, cb)
+    np.testing.assert_allclose(cm, outs[motif_scan.__name__][2], atol=1e-12)
+    np.testing.assert_allclose(cb, outs[motif_scan.__name__][3], atol=1e-12)
     if n:
         diff, bg = outs[motif_scan.__name__][:2]
         table = _run(motif_scan, "start_scores", codes, W, b, order, L - m + 1)[0]

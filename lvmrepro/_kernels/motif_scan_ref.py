@@ -80,3 +80,20 @@ def feature_counts(codes, starts, weights, order, out_motif, out_background):
             out_motif[np.arange(m), codes[i, h:h + m]] += weights[i]
             keep[max(0, h - order + 1):min(h + m, len(kmer_row))] = False
         np.add.at(out_background, kmer_row[keep], weights[i])
+
+
+def feature_counts_vectorized(codes, starts, weights, order, out_motif, out_background):
+    """:func:`feature_counts` with two weighted ``bincount`` (motif cells; k-mers outside the motif window)."""
+    m, J = out_motif.shape[0], codes.shape[1] - order + 1
+    pos = np.flatnonzero(starts >= 0)
+    cells = 4 * np.arange(m) + codes[pos[:, None], starts[pos][:, None] + np.arange(m)]
+    out_motif += np.bincount(cells.ravel(), weights=np.repeat(weights[pos], m), minlength=4 * m).reshape(m, 4)
+    kmers = np.zeros((codes.shape[0], J), dtype=np.int64)
+    for t in range(order):
+        kmers = 4 * kmers + codes[:, t:t + J]
+    j = np.arange(J)
+    lo = np.maximum(starts - order + 1, 0)[:, None]
+    hi = np.minimum(starts + m, J)[:, None]
+    outside = (starts[:, None] < 0) | (j < lo) | (j >= hi)
+    out_background += np.bincount(kmers.ravel(), weights=(weights[:, None] * outside).ravel(),
+                                  minlength=4 ** order)
