@@ -114,10 +114,11 @@ def consensus(freqs) -> str:
     return "".join(ALPHABET[b] for b in np.argmax(_check_frequencies(freqs), axis=1))
 
 
-def enriched_kmers(codes, labels, k: int = 6, top: int = 4) -> list[dict]:
+def enriched_kmers(codes, labels, k: int = 6, top: int = 4, starts: tuple[int, int] | None = None) -> list[dict]:
     """The ``top`` k-mers most enriched in positive probes: ranked by ``log2((P + 1) / (N + 1))``,
     where ``P`` / ``N`` count the positive / negative probes containing the k-mer at least once
-    (ties: more positive probes first, then alphabetical).  One strand, whole probe."""
+    (ties: more positive probes first, then alphabetical).  One strand; the whole probe, or only
+    k-mers starting at positions ``starts = (first, last)`` (e.g. those spanning the primer junction)."""
     from lvmrepro.lssvm.models.motif import kmer_indices
     codes = check_dna_codes(codes)
     labels = np.asarray(labels)
@@ -126,6 +127,11 @@ def enriched_kmers(codes, labels, k: int = 6, top: int = 4) -> list[dict]:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= min(codes.shape[1], 10):
         raise ValueError(f"k must be an integer in 1..{min(codes.shape[1], 10)}; got {k!r}")
     kmers = kmer_indices(codes, int(k))
+    if starts is not None:
+        first, last = (int(v) for v in starts)
+        if not 0 <= first <= last < kmers.shape[1]:
+            raise ValueError(f"starts must satisfy 0 <= first <= last <= {kmers.shape[1] - 1}; got {starts}")
+        kmers = kmers[:, first:last + 1]
     present = np.zeros((codes.shape[0], 4 ** k), dtype=bool)
     present[np.arange(codes.shape[0])[:, None], kmers] = True
     n_pos = present[labels == 1].sum(axis=0)

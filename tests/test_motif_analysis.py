@@ -71,6 +71,11 @@ def test_enriched_kmers_find_a_planted_core():
     assert ma.kmer_name(0b1100001111, 5) == "TAATT"
     with pytest.raises(ValueError, match="labels"):
         ma.enriched_kmers(codes, labels[:-1])
+    codes[:120, 24:30] = taatta              # and at the end of 120 positives
+    top_end = ma.enriched_kmers(codes, labels, k=6, top=1, starts=(24, 24))
+    assert top_end[0]["kmer"] == "TAATTA" and top_end[0]["positive"] == 120
+    with pytest.raises(ValueError, match="starts"):
+        ma.enriched_kmers(codes, labels, k=6, starts=(3, 25))
 
 
 def test_draw_logo(tmp_path):
