@@ -96,6 +96,10 @@ def test_latent_table_lists_every_candidate(problem):
     H = model.latent_at(X, index, Y)
     np.testing.assert_allclose(model.score(w, X, Y, H), model.impute_latent(w, X, Y)[1], atol=1e-9)
     np.testing.assert_array_equal(model.latent_index(X, H), index)
+    H_unlabelled = model.latent_at(X, index)             # negatives get start 0 here: same scores
+    np.testing.assert_allclose(model.score(w, X, Y, H_unlabelled), model.score(w, X, Y, H))
+    np.testing.assert_allclose(model.feature_sum(X, Y, H_unlabelled, np.ones(len(X))),
+                               model.feature_sum(X, Y, H, np.ones(len(X))))
 
 
 def test_latent_at_without_labels_reads_starts():
@@ -167,8 +171,11 @@ def test_bad_input_is_rejected_before_work():
         model.predict(np.full(model.size_w, np.nan), X)
     with pytest.raises(ValueError, match="example 2"):
         model.score(w, X, Y, np.array([0, -1, 6, -1]))
-    with pytest.raises(ValueError, match="example 1 with label -1"):
-        model.score(w, X, Y, np.array([0, 2, 5, -1]))
+    # a negative's latent value is ignored (candidate indices read without labels give starts there)
+    np.testing.assert_array_equal(model.score(w, X, Y, np.array([0, 2, 5, 1])), model.score(w, X, Y, H))
+    np.testing.assert_array_equal(model.check_latent(X, np.array([0, 2, 5, 1]), Y), H)
+    with pytest.raises(ValueError, match="example 1"):
+        model.score(w, X, Y, np.array([0, -2, 5, -1]))
     with pytest.raises(ValueError, match="example 0 with label \\+1"):
         model.feature_sum(X, Y, np.array([-1, -1, 5, -1]), np.ones(4))
     with pytest.raises(ValueError, match="weights"):

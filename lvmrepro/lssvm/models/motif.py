@@ -3,7 +3,7 @@
 Inputs ``X``: DNA sequences of one length ``L`` as an (n, L) uint8 array of base codes 0..3
 (A, C, G, T; :func:`lvmrepro.datasets.uniprobe.encode`).  Outputs ``y`` in {+1, -1}.  The latent
 value of a positive sequence is the start ``h`` (0 <= h < ``n_starts``) of a motif of length ``m``;
-a negative sequence has no motif and its latent value is ``-1`` (``NO_MOTIF``).
+a negative sequence has no motif and its latent value is ``-1`` (``NO_MOTIF``; the oracles also accept, and ignore, a start there).
 
 Parameters ``w = (W, b)``: ``W`` (m x 4) scores the motif's bases position by position (a one-hot
 position-specific weight matrix), ``b`` (4**k) scores background k-mers.  The joint feature vector is
@@ -113,7 +113,9 @@ class MotifModel(LatentModel, EnumerableLatent):
         return Y
 
     def check_latent(self, X, H, Y=None) -> np.ndarray:
-        """Starts in ``0..n_starts-1`` for positives and ``-1`` for negatives (when ``Y`` is given)."""
+        """Latent values in ``-1..n_starts-1``.  With ``Y``: a positive needs a start (not ``-1``); a
+        negative's value is ignored by phi and returned as ``-1`` (so candidate indices read without
+        labels, see :meth:`latent_at`, are accepted)."""
         H = np.asarray(H)
         if H.shape != (self.n_samples(X),) or not np.issubdtype(H.dtype, np.integer):
             raise ValueError(f"H must be an integer array of shape ({self.n_samples(X)},); got {H.dtype} {H.shape}")
@@ -121,13 +123,12 @@ class MotifModel(LatentModel, EnumerableLatent):
         bad = (H < NO_MOTIF) | (H >= self.n_starts)
         if Y is not None:
             bad |= (Y == 1) & (H == NO_MOTIF)
-            bad |= (Y == -1) & (H != NO_MOTIF)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             what = "" if Y is None else f" with label {int(Y[i]):+d}"
             raise ValueError(f"latent value {int(H[i])} of example {i}{what} is invalid: a positive needs a start in "
-                             f"0..{self.n_starts - 1}, a negative {NO_MOTIF}")
-        return H
+                             f"0..{self.n_starts - 1}, a negative has {NO_MOTIF} (or any start, ignored)")
+        return H if Y is None else np.where(Y == 1, H, NO_MOTIF)
 
     def split_w(self, w) -> tuple[np.ndarray, np.ndarray]:
         """``(W, b)``: the (m, 4) motif weights and the (4**k,) background weights (views of ``w``)."""
@@ -263,8 +264,9 @@ class MotifModel(LatentModel, EnumerableLatent):
     def latent_at(self, X, index, Y=None) -> np.ndarray:
         """Candidate indices back to latent values.  The candidates of a negative depend on its label,
         which this interface does not pass: without ``Y`` index ``j`` is read as start ``j`` (for a
-        negative, 0 -- ignored by every oracle except the strict check with ``Y``); with ``Y`` negatives
-        get ``-1``."""
+        negative, 0 -- ignored by every oracle, but not the canonical ``-1`` that
+        :meth:`impute_latent` returns, so :meth:`latent_changed` would see a change); with ``Y``
+        negatives get ``-1``."""
         index = np.asarray(index, dtype=np.int64)
         if index.shape != (self.n_samples(X),) or np.any(index < 0) or np.any(index >= self.n_starts):
             raise ValueError(f"index must be ({self.n_samples(X)},) candidate numbers in 0..{self.n_starts - 1}")
