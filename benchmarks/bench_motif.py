@@ -63,7 +63,7 @@ BENCHMARKS = [
     {"name": f"motif_scan all starts ({_N} seqs, full size)",
      "fast": _table(motif_scan.start_scores, _N), "reference": _table(motif_scan_ref.start_scores_vectorized, _N),
      "repeat": 5, "repeat_reference": 3,
-     "note": "reference = the vectorised numpy table (the per-sequence loop takes ~20 s at this size)"},
+     "note": "reference = the vectorised numpy table (the per-sequence loop takes 10-20 s at this size)"},
     {"name": f"motif feature_counts ({_N_REF} seqs)", "fast": _counts(motif_scan, _N_REF),
      "reference": _counts(motif_scan_ref, _N_REF), "repeat": 5, "repeat_reference": 1,
      "note": "sum_i c_i phi(x_i, y_i, h_i), the cutting plane's other oracle"},
