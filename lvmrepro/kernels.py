@@ -9,7 +9,7 @@ import numpy as np
 
 from lvmrepro._kernels import assign as _assign
 from lvmrepro._kernels import assign_ref as _assign_ref
-from lvmrepro.validation import as_float_matrix, check_k
+from lvmrepro.validation import as_float_matrix, as_float_vector, check_k
 
 
 def assign_nearest(X, centers, *, backend: str = "cython"):
@@ -32,3 +32,104 @@ def assign_nearest(X, centers, *, backend: str = "cython"):
     sqdist = np.empty(X.shape[0], dtype=np.float64)
     _assign.assign_nearest(X, centers, labels, sqdist)
     return labels, sqdist
+
+
+def check_dna_codes(codes, name: str = "codes") -> np.ndarray:
+    """``codes`` as a C-contiguous uint8 (n, L) array of bases 0..3, or ValueError naming the problem."""
+    arr = np.asarray(codes)
+    if arr.ndim != 2 or arr.shape[1] < 1:
+        raise ValueError(f"{name} must be a 2-D (sequences, positions) array; got shape {arr.shape}")
+    if arr.dtype != np.uint8:
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"{name} must hold integer base codes 0..3; got dtype {arr.dtype}")
+        if arr.size and (arr.min() < 0 or arr.max() > 3):
+            raise ValueError(f"{name} must hold base codes 0..3; found values in {arr.min()}..{arr.max()}")
+        arr = arr.astype(np.uint8)
+    elif arr.size and arr.max() > 3:
+        raise ValueError(f"{name} must hold base codes 0..3; found {int(arr.max())}")
+    return np.ascontiguousarray(arr)
+
+
+def _check_order(order, L: int) -> int:
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 1 <= order <= min(L, 12):
+        raise ValueError(f"the background order k must be an integer in 1..{min(L, 12)}; got {order!r}")
+    return int(order)
+
+
+def _check_motif_args(codes, motif_w, bg_w, order):
+    codes = check_dna_codes(codes)
+    L = codes.shape[1]
+    order = _check_order(order, L)
+    motif_w = as_float_matrix(motif_w, "motif weights", ncols=4)
+    if motif_w.shape[0] > L:
+        raise ValueError(f"the motif length {motif_w.shape[0]} exceeds the sequence length {L}")
+    bg_w = as_float_vector(bg_w, "background weights", size=4 ** order)
+    return codes, motif_w, bg_w, order
+
+
+def _check_starts(starts, n: int, last: int) -> np.ndarray:
+    """Per-sequence motif starts in 0..last, or -1 (the negative label: no motif)."""
+    arr = np.asarray(starts)
+    if arr.shape != (n,) or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"starts must be an integer array of shape ({n},); got {arr.dtype} {arr.shape}")
+    bad = np.flatnonzero((arr < -1) | (arr > last))
+    if bad.size:
+        raise ValueError(f"start {int(arr[bad[0]])} of sequence {bad[0]} is outside -1..{last}")
+    return np.ascontiguousarray(arr, dtype=np.int64)
+
+
+def _motif_backend(backend: str):
+    if backend not in ("cython", "numpy"):
+        raise ValueError(f"unknown backend {backend!r}; use 'cython' or 'numpy'")
+    from lvmrepro._kernels import motif_scan, motif_scan_ref
+    return motif_scan if backend == "cython" else motif_scan_ref
+
+
+def motif_start_scores(codes, motif_w, bg_w, order: int, n_starts: int, *, best_only: bool = False,
+                       backend: str = "cython"):
+    """Scan every start of a motif of length ``m = len(motif_w)`` along every sequence.
+
+    ``diff[i, h] = sum_p motif_w[p, x_i[h+p]] - (background weights of the k-mers overlapping
+    x_i[h : h+m])`` and ``background[i]`` = the summed background weights of all k-mers of ``x_i``
+    (formulas in :mod:`lvmrepro._kernels.motif_scan`).  Returns ``(diff (n, n_starts), background)``,
+    or with ``best_only`` ``(start, diff, background)`` for the first maximising start of each sequence.
+    """
+    codes, motif_w, bg_w, order = _check_motif_args(codes, motif_w, bg_w, order)
+    n, L = codes.shape
+    m = motif_w.shape[0]
+    if isinstance(n_starts, bool) or not isinstance(n_starts, (int, np.integer)) or not 1 <= n_starts <= L - m + 1:
+        raise ValueError(f"n_starts must be an integer in 1..{L - m + 1} (length {L}, motif {m}); got {n_starts!r}")
+    impl = _motif_backend(backend)
+    background = np.empty(n)
+    if best_only:
+        start, diff = np.empty(n, np.int64), np.empty(n)
+        impl.best_starts(codes, motif_w, bg_w, order, int(n_starts), start, diff, background)
+        return start, diff, background
+    diff = np.empty((n, int(n_starts)))
+    impl.start_scores(codes, motif_w, bg_w, order, diff, background)
+    return diff, background
+
+
+def motif_scores_at(codes, motif_w, bg_w, order: int, starts, *, backend: str = "cython"):
+    """``(diff, background)`` at one start per sequence (``-1``: negative label, ``diff = 0``)."""
+    codes, motif_w, bg_w, order = _check_motif_args(codes, motif_w, bg_w, order)
+    n, L = codes.shape
+    starts = _check_starts(starts, n, L - motif_w.shape[0])
+    diff, background = np.empty(n), np.empty(n)
+    _motif_backend(backend).scores_at(codes, motif_w, bg_w, order, starts, diff, background)
+    return diff, background
+
+
+def motif_feature_counts(codes, starts, weights, motif_length: int, order: int, *, backend: str = "cython"):
+    """``(motif (m, 4), background (4**k,))`` parts of ``sum_i weights_i phi(x_i, y_i, h_i)``, with
+    ``starts[i] = h_i`` for a positive and ``-1`` for a negative (see :mod:`lvmrepro._kernels.motif_scan`)."""
+    codes = check_dna_codes(codes)
+    n, L = codes.shape
+    order = _check_order(order, L)
+    if isinstance(motif_length, bool) or not isinstance(motif_length, (int, np.integer)) or not 1 <= motif_length <= L:
+        raise ValueError(f"motif_length must be an integer in 1..{L}; got {motif_length!r}")
+    starts = _check_starts(starts, n, L - int(motif_length))
+    weights = as_float_vector(weights, "weights", size=n)
+    motif, background = np.zeros((int(motif_length), 4)), np.zeros(4 ** order)
+    _motif_backend(backend).feature_counts(codes, starts, weights, order, motif, background)
+    return motif, background

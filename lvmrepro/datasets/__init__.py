@@ -11,3 +11,4 @@ from lvmrepro.datasets.synthetic import gmm200, norm25  # noqa: F401
 from lvmrepro.datasets.mammals import load_features as load_mammals_features, load_splits as load_mammals_splits  # noqa: F401,E501
 from lvmrepro.datasets.hopkins import epipolar_regression, hopkins_sequences, load_hopkins  # noqa: F401
 from lvmrepro.datasets.digits import DIGIT_PAIRS, load_digit_pair  # noqa: F401
+from lvmrepro.datasets.uniprobe import load_fold as load_uniprobe_fold  # noqa: F401
