@@ -52,23 +52,24 @@ def _backend(backend, compiled, reference):
 
 
 def rbow_class_scores(A, B, *, backend: str = "cython"):
-    """RBoW class scores: ``S[i, y] = sum_r max_p (A[i,r,p] + B[y,p])`` and the maximising parts.
+    """RBoW class scores ``S[i, y] = sum_r max_p (A[i,r,p] + B[y,p])``: float64 (n, K).
 
-    Returns ``(S, Z)``: float64 (n, K) and int64 (n, K, R); ties go to the lowest part index.
+    ``A`` (n, R, P) holds part-filter scores per region, ``B`` (K, P) class-part weights.  The
+    maximising parts of one class per image come from :func:`rbow_latent_completion`, whose totals
+    equal the matching entries of ``S`` bit for bit.
     """
     from lvmrepro._kernels import scene as _scene, scene_ref as _scene_ref
     A, B = _check_rbow_scores(A, B)
     impl = _backend(backend, _scene.class_scores, _scene_ref.class_scores)
     S = np.empty((A.shape[0], B.shape[0]), dtype=np.float64)
-    Z = np.empty((A.shape[0], B.shape[0], A.shape[1]), dtype=np.int64)
-    impl(A, B, S, Z)
-    return S, Z
+    impl(A, B, S)
+    return S
 
 
 def rbow_latent_completion(A, B, Y, *, backend: str = "cython"):
     """RBoW latent completion given classes ``Y``: ``Z[i, r] = argmax_p (A[i,r,p] + B[Y_i,p])``.
 
-    Returns ``(Z, best)``: int64 (n, R) and float64 (n,) = ``sum_r max_p (...)``.
+    Returns ``(Z, best)``: int64 (n, R) (lowest part among ties) and float64 (n,) = ``sum_r max_p (...)``.
     """
     from lvmrepro._kernels import scene as _scene, scene_ref as _scene_ref
     A, B = _check_rbow_scores(A, B)

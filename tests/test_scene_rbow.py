@@ -9,6 +9,8 @@ from lvmrepro.kernels import rbow_class_scores, rbow_latent_completion
 from lvmrepro.lssvm.models.rbow import RBoWModel
 from lvmrepro.scenes.parts import discover_parts
 
+from conftest import needs_data
+
 K, P, D, GRID = 3, 3, 2, (2, 2)
 
 
@@ -28,15 +30,20 @@ def score_tables(draw):
 @given(score_tables())
 def test_kernels_match_reference(table):
     A, B, Y = table
-    S, Z = rbow_class_scores(A, B)
-    S_ref, Z_ref = rbow_class_scores(A, B, backend="numpy")
-    assert np.array_equal(Z, Z_ref) and np.allclose(S, S_ref, rtol=0, atol=1e-12)
+    S = rbow_class_scores(A, B)
+    S_ref = rbow_class_scores(A, B, backend="numpy")
+    assert np.allclose(S, S_ref, rtol=0, atol=1e-12)
     H, best = rbow_latent_completion(A, B, Y)
     H_ref, best_ref = rbow_latent_completion(A, B, Y, backend="numpy")
     assert np.array_equal(H, H_ref) and np.allclose(best, best_ref, rtol=0, atol=1e-12)
-    # the completion is the y_i row of the class table, bit for bit
+    # independent NumPy forms: argmax (lowest index on ties) and the summed maxima
+    V = A + B[Y][:, None, :]
+    assert np.array_equal(H, V.argmax(-1)) and np.allclose(best, V.max(-1).sum(1), rtol=0, atol=1e-12)
+    # the completion's total is the y_i entry of the class table, bit for bit
     n = len(Y)
-    assert np.array_equal(H, Z[np.arange(n), Y]) and np.array_equal(best, S[np.arange(n), Y])
+    assert np.array_equal(best, S[np.arange(n), Y])
+    for y in range(B.shape[0]):
+        assert np.array_equal(rbow_latent_completion(A, B, np.full(n, y))[1], S[:, y])
 
 
 @pytest.mark.parametrize("A, B, Y, match", [
@@ -221,3 +228,20 @@ def test_graph_cut_initialisation():
     assert potts_energy(H1).mean() < potts_energy(H0).mean()
     R1 = model.init_latent(X, y, "random", np.random.default_rng(3))
     assert np.array_equal(R1, model.init_latent(X, y, "random", np.random.default_rng(3)))
+
+
+@needs_data
+def test_real_data_chain_small():
+    """15-Scene -> CNN regions -> PCA -> parts -> graph-cut initialisation -> inference, on 3 classes."""
+    from lvmrepro.scenes.features import load_scene_data
+    from lvmrepro.scenes.init import coherence
+    data = load_scene_data(16, classes=("Coast", "Kitchen", "Street"), per_class=4)
+    parts = discover_parts(data.X_train, data.y_train, 15, np.random.default_rng(0), n_parts=8, iterations=5)
+    model = RBoWModel(15, 8, 16, init_w=None)
+    model.init_w = parts.as_w(model)
+    H = {lam: model.init_latent(data.X_train, data.y_train, f"potts:{lam}") for lam in (0.0, 1.0)}
+    assert coherence(H[1.0])["potts_energy"] <= coherence(H[0.0])["potts_energy"]
+    t = model.inference_terms(model.init_w, data.X_train, data.y_train, H[1.0])
+    assert t.h_best.shape == (12, 10, 10) and np.all(t.aug >= t.best) and np.all(t.best >= t.fixed - 1e-9)
+    ypred, hpred = model.predict(model.init_w, data.X_test)
+    assert ypred.shape == (12,) and hpred.shape == (12, 10, 10)

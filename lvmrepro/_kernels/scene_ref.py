@@ -8,15 +8,13 @@ from __future__ import annotations
 import numpy as np
 
 
-def class_scores(A, B, S, Z):
+def class_scores(A, B, S):
     n, R, _ = A.shape
     for i in range(n):
         for y in range(B.shape[0]):
             total = 0.0
             for r in range(R):
-                v = A[i, r] + B[y]
-                Z[i, y, r] = int(np.argmax(v))      # lowest part index among ties
-                total += float(v[Z[i, y, r]])
+                total += float(np.max(A[i, r] + B[y]))
             S[i, y] = total
 
 

@@ -4,9 +4,9 @@ G-MM section 5.3 "first discover[s] 200 parts that capture discriminative featur
 data" without saying how; Parizi et al. (2012) initialise RBoW from a generative version of the
 model.  We use a simple generative method of that kind, documented here:
 
-1. **Clusters**: k-means with ``P`` clusters on every region of every *training* image (SciPy's
-   ``scipy.cluster.vq.kmeans2``, k-means++ seeding from the given generator, a fixed number of
-   Lloyd iterations).
+1. **Clusters**: k-means with ``P`` clusters on every region of every *training* image: k-means++
+   seeding from the given generator (:func:`lvmrepro.gmm.init.kmeanspp`), then a fixed number of
+   Lloyd iterations of SciPy's ``scipy.cluster.vq.kmeans2``.
 2. **Part filters**: each cluster is a Gaussian ``N(mu_p, Sigma)`` with one shared within-cluster
    covariance ``Sigma`` (plus a small ridge), i.e. linear discriminant analysis.  Its log-density is
    linear in the region feature up to a part-independent term:
@@ -83,14 +83,17 @@ def discover_parts(X_train, y_train, n_classes: int, rng: np.random.Generator, *
                    iterations: int = KMEANS_ITERATIONS) -> PartModel:
     """Initial parts from the training regions ``X_train`` (n, G1, G2, D) with labels ``y_train``."""
     from scipy.cluster.vq import kmeans2
+
+    from lvmrepro.gmm.init import kmeanspp
     if not isinstance(rng, np.random.Generator):
         raise ValueError("part discovery needs rng, a numpy.random.Generator")
     regions, y_train = _check_training(X_train, y_train, n_parts, n_classes)
     n, D = X_train.shape[0], regions.shape[1]
     R = regions.shape[0] // n
+    seeds = kmeanspp(regions, n_parts, rng)   # incremental D^2 seeding (SciPy's "++" is quadratic in k)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")   # empty clusters are counted below, not warned about
-        centres, assign = kmeans2(regions, n_parts, iter=int(iterations), minit="++", seed=rng)
+        centres, assign = kmeans2(regions, seeds, iter=int(iterations), minit="matrix")
     sizes = np.bincount(assign, minlength=n_parts)
     # empty clusters keep their seed as centre: recompute the means of the non-empty ones exactly
     sums = np.zeros((n_parts, D))

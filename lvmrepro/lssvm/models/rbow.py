@@ -17,11 +17,12 @@ Given the class, regions choose parts independently:
 
     max_z w.phi(x, y, z) = sum_r max_p (A[r, p] + B[y, p]),      A[r, p] = W_p . x_r.
 
-``A`` for every region of every image is **one BLAS product** ``X (n R x D) @ W.T (D x P)``; the max
-over parts for every class is the Cython kernel :func:`lvmrepro.kernels.rbow_class_scores`
-(reference :mod:`lvmrepro._kernels.scene_ref`).  Latent completion is the ``y_i`` row of that,
-loss-augmented inference adds ``Delta`` and takes the best of the ``K`` classes, prediction the same
-without ``Delta``.  Ties go to the lowest part, then the lowest class.  ``A`` is memoised for the
+``A`` for every region of every image is **one BLAS product** ``X (n R x D) @ W.T (D x P)``; the
+summed max over parts for every class is the Cython kernel :func:`lvmrepro.kernels.rbow_class_scores`
+and the maximising parts for one class per image :func:`lvmrepro.kernels.rbow_latent_completion`
+(references in :mod:`lvmrepro._kernels.scene_ref`).  Latent completion takes the class ``y_i``;
+loss-augmented inference adds ``Delta`` to the class scores, takes the best of the ``K`` classes and
+then its parts; prediction the same without ``Delta``.  Ties go to the lowest part, then the lowest class.  ``A`` is memoised for the
 last ``(w, X)`` pair, because learners ask for scores, completions and loss-augmented maxima at the
 same ``w``.
 
@@ -202,37 +203,37 @@ class RBoWModel(LatentModel):
 
     def _class_table(self, w, X):
         A = self.region_part_scores(w, X)
-        S, Z = rbow_class_scores(A, self.unpack(self.check_w(w))[1])
-        return A, S, Z
+        return A, rbow_class_scores(A, self.unpack(self.check_w(w))[1])
 
-    def _best_class(self, S, Z, Y=None):
+    def _best_class(self, w, X, A, S, Y=None):
+        """Best class (lowest among ties) per image, with its part map and value (+ Delta if ``Y``)."""
         n = S.shape[0]
         V = S if Y is None else S + (np.arange(self.n_classes)[None, :] != Y[:, None])
-        ybar = np.argmax(V, axis=1)                        # lowest class among ties
-        hbar = Z[np.arange(n), ybar].reshape(n, *self.grid)
-        return ybar, hbar, V[np.arange(n), ybar]
+        ybar = np.argmax(V, axis=1)
+        hbar, _ = rbow_latent_completion(A, self.unpack(self.check_w(w))[1], ybar)
+        return ybar, hbar.reshape(n, *self.grid), V[np.arange(n), ybar]
 
     def loss_augmented_inference(self, w, X, Y):
         Y = self.check_outputs(X, Y)
-        _, S, Z = self._class_table(w, X)
-        return self._best_class(S, Z, Y)
+        A, S = self._class_table(w, X)
+        return self._best_class(w, X, A, S, Y)
 
     def predict(self, w, X):
-        _, S, Z = self._class_table(w, X)
-        ybar, hbar, _ = self._best_class(S, Z)
+        A, S = self._class_table(w, X)
+        ybar, hbar, _ = self._best_class(w, X, A, S)
         return ybar, hbar
 
     def inference_terms(self, w, X, Y, H=None) -> InferenceTerms:
-        """All objective terms from one BLAS product and one kernel call (the ``y_i`` row is the completion)."""
+        """All objective terms from one BLAS product: class scores, then the part maps of two classes."""
         Y = self.check_outputs(X, Y)
-        A, S, Z = self._class_table(w, X)
+        A, S = self._class_table(w, X)
         n = len(Y)
-        ybar, hbar, aug = self._best_class(S, Z, Y)
-        h_best = Z[np.arange(n), Y].reshape(n, *self.grid)
+        ybar, hbar, aug = self._best_class(w, X, A, S, Y)
+        h_best, best = rbow_latent_completion(A, self.unpack(self.check_w(w))[1], Y)
         fixed = None
         if H is not None:
             fixed = self._fixed_scores(A, self.unpack(self.check_w(w))[1], Y, self.check_latent(X, H))
-        return InferenceTerms(aug=aug, ybar=ybar, hbar=hbar, best=S[np.arange(n), Y].copy(), h_best=h_best,
+        return InferenceTerms(aug=aug, ybar=ybar, hbar=hbar, best=best, h_best=h_best.reshape(n, *self.grid),
                               fixed=fixed)
 
     def init_latent(self, X, Y, how: str = "random", rng: np.random.Generator | None = None):
