@@ -50,17 +50,17 @@ def main(argv=None) -> int:
     model = RBoWModel(15, 200, X.shape[-1])
     model.init_w = w0 = parts.as_w(model)
     w = np.random.default_rng(1).normal(size=model.size_w) * 0.01
-    for k, wk in enumerate((w, w0)):
+    for tag, wk in (("random w", w), ("initial parts w0", w0)):
         model._memo_X = None       # measure the BLAS product every time
-        timed(rows, f"latent completion, all training regions (w{k})", lambda: model.impute_latent(wk, X, y))
+        timed(rows, f"latent completion, all training regions ({tag})", lambda: model.impute_latent(wk, X, y))
         model._memo_X = None
-        timed(rows, f"loss-augmented inference, training set (w{k})", lambda: model.loss_augmented_inference(wk, X, y))
+        timed(rows, f"loss-augmented inference, training set ({tag})", lambda: model.loss_augmented_inference(wk, X, y))
         model._memo_X = None
         H, _ = model.impute_latent(wk, X, y)
         model._memo_X = None
-        timed(rows, f"inference_terms with fixed H (w{k})", lambda: model.inference_terms(wk, X, y, H))
-        timed(rows, f"score with fixed H, memoised A (w{k})", lambda: model.score(wk, X, y, H))
-        timed(rows, f"feature_sum (w{k})", lambda: model.feature_sum(X, y, H, np.full(len(y), 1.0 / len(y))))
+        timed(rows, f"inference_terms with fixed H ({tag})", lambda: model.inference_terms(wk, X, y, H))
+        timed(rows, f"score with fixed H, memoised A ({tag})", lambda: model.score(wk, X, y, H))
+        timed(rows, f"feature_sum ({tag})", lambda: model.feature_sum(X, y, H, np.full(len(y), 1.0 / len(y))))
     for lam in LAMBDAS:
         H = timed(rows, f"graph-cut initial labelling, lambda = {lam}", lambda: model.init_latent(X, y, f"potts:{lam}"))
         rows[f"coherence lambda={lam}"] = coherence(H)
