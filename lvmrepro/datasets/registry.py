@@ -5,7 +5,10 @@ Lookup order for a registered file ``name`` (e.g. ``"clustering/d31.data.gz"``):
 1. each directory listed in ``LVMREPRO_DATA`` (``os.pathsep``-separated), as ``DIR/name``;
 2. the download cache (``LVMREPRO_CACHE`` or the user cache), as filled by step 3;
 3. a download with pooch from the recorded source (``https://raw.githubusercontent.com/REPO/COMMIT/PATH``,
-   or ``LVMREPRO_DATA_URL/name`` when a mirror is set), unless ``LVMREPRO_OFFLINE=1``.
+   or ``LVMREPRO_DATA_URL/name`` when a mirror is set), unless ``LVMREPRO_OFFLINE=1``.  Files made
+   here from a package (the ONNX networks under ``cnn/``) have no repository: without a mirror they
+   come only from the shared data folder, and their ``note`` records the package, version and
+   conversion.
 
 The checksum is verified every time a file is handed out (memoised per process by size and
 mtime).  A missing file or a mismatch raises an error naming the file, where it was looked for
@@ -49,16 +52,28 @@ class Entry:
     note: str = ""
 
     @property
-    def url(self) -> str:
+    def has_source(self) -> bool:
+        """Whether the file can be downloaded from a repository snapshot (converted files cannot)."""
+        return bool(self.repository and self.commit)
+
+    @property
+    def url(self) -> str | None:
+        """Download address: the mirror if set, else the repository snapshot, else ``None``."""
         mirror = os.environ.get("LVMREPRO_DATA_URL")
         if mirror:
             return mirror.rstrip("/") + "/" + quote(self.name)
+        if not self.has_source:
+            return None
         return RAW_URL.format(repository=self.repository, commit=self.commit, path=quote(self.repo_path))
 
     def how_to_get(self) -> str:
+        search = ("put the shared data folder on the search path with "
+                  "LVMREPRO_DATA=/path/to/shared/data (make does this when ../shared/data exists)")
+        if not self.has_source:
+            return (f"it has no repository to download from ({self.note}); get the shared data folder, "
+                    f"which holds it as {self.name!r}, and {search}")
         return (f"it is {self.repo_path!r} in github.com/{self.repository} at commit {self.commit[:12]} "
-                f"({self.url}); put the shared data folder on the search path with "
-                f"LVMREPRO_DATA=/path/to/shared/data (make does this when ../shared/data exists)")
+                f"({self.url}); {search}")
 
 
 class Registry:
@@ -107,6 +122,8 @@ class Registry:
         if cached.is_file():
             verify(cached, entry)
             return cached
+        if entry.url is None:
+            raise DataFileMissing(f"data file {name!r} not found (looked in {looked}); {entry.how_to_get()}")
         if os.environ.get("LVMREPRO_OFFLINE") == "1":
             raise DataFileMissing(f"data file {name!r} not found (looked in {looked}) and downloads are "
                                   f"off (LVMREPRO_OFFLINE=1); {entry.how_to_get()}")
