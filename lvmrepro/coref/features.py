@@ -445,6 +445,21 @@ class PairFeatures:
                             feature_names=self.feature_names)
 
 
+def restrict_document(X: PairFeatures, d: int, mentions) -> PairFeatures:
+    """A one-document :class:`PairFeatures` of mentions ``mentions`` (ascending) of document ``d``, with the
+    same pair features (those of the full document: distances, 'closest' flags... keep their values)."""
+    mentions = np.asarray(mentions, dtype=np.int64)
+    n = int(X.n_mentions[d])
+    if mentions.ndim != 1 or mentions.size < 1 or np.any(np.diff(mentions) <= 0) or mentions[0] < 0 \
+            or mentions[-1] >= n:
+        raise ValueError(f"mentions must be increasing indices in 0..{n - 1}")
+    i, j = np.triu_indices(len(mentions), 1)
+    index = np.ascontiguousarray(X.index[d][pair_index(mentions[i], mentions[j], n)], dtype=np.int32)
+    return PairFeatures(names=(f"{X.names[d]}[{mentions[0]}..{mentions[-1]}]",),
+                        n_mentions=np.array([len(mentions)]), index=[index], table=X.table,
+                        feature_names=X.feature_names)
+
+
 def build_pair_features(docs, feature_matrices=None) -> PairFeatures:
     """:class:`PairFeatures` of parsed documents (``feature_matrices`` to pass precomputed bool ones)."""
     docs = list(docs)
