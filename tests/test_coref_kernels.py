@@ -89,8 +89,10 @@ def test_greedy_order_and_merges_match_reference(problem, lam):
     rank = fo.value_rank(values)
     m = n_pairs(n)
     first, second = np.empty(m, np.int64), np.empty(m, np.int64)
-    K.greedy_order(values, index, rank, gold.astype(np.int64), lam, first, second,
-                   np.empty(len(values) + 1, np.int64), np.empty(m, np.int64))
+    sizes = np.bincount(gold)
+    K.greedy_order(values, index, rank, gold.astype(np.int64), lam, int((sizes * (sizes - 1) // 2).sum()),
+                   first, second, np.empty((2, len(values) + 1), np.int64),
+                   *(np.empty(m, np.int64) for _ in range(3)))
     f_ref, s_ref = fo.greedy_order_reference(values, index, rank, gold, lam)
     np.testing.assert_array_equal(first, f_ref)
     np.testing.assert_array_equal(second, s_ref)

@@ -3,6 +3,8 @@ losses against hand-computed examples, feature sums, validation."""
 import numpy as np
 import pytest
 
+from conftest import needs_data
+
 from lvmrepro.coref import bruteforce as bf
 from lvmrepro.coref import losses as L
 from lvmrepro.coref.features import PairFeatures, n_pairs
@@ -276,3 +278,27 @@ def test_numpy_backend_gives_the_same_answers(small):
             assert not a.latent_changed(ra[1], rb[1]).any()
             pa, pb = a.predict(w, X), b.predict(w, X)
             assert not a.latent_changed(pa[1], pb[1]).any()
+
+
+def test_cluster_ids_need_not_be_canonical(small):
+    X, Y, ws = small
+    relabelled = [np.asarray(y) * 7 + 3 for y in Y]
+    for loss in ("mitre", "pairwise"):
+        m = CorefModel(loss, n_features=4)
+        a, b = m.loss_augmented_inference(ws[1], X, Y), m.loss_augmented_inference(ws[1], X, relabelled)
+        np.testing.assert_allclose(a[2], b[2])
+        np.testing.assert_allclose(m.impute_latent(ws[1], X, Y)[1], m.impute_latent(ws[1], X, relabelled)[1])
+
+
+@needs_data
+def test_pairwise_gap_study_on_real_windows():
+    from lvmrepro.coref.features import build_pair_features
+    from lvmrepro.datasets import litbank as lb
+    from lvmrepro.lssvm.models.coref import outputs_of
+    docs = lb.load_documents(lb.document_names()[:2])
+    X, Y = build_pair_features(docs), outputs_of(docs)
+    w = np.random.default_rng(0).normal(size=X.n_features) * 0.3
+    r = bf.pairwise_gap_study(CorefModel("pairwise"), w, X, Y, size=5, n_windows=4, rng=np.random.default_rng(1))
+    assert np.all(r["optimum"] >= r["model"] - 1e-9) and np.all(r["model"] >= r["greedy"] - 1e-9)
+    with pytest.raises(ValueError, match="loss='pairwise'"):
+        bf.pairwise_gap_study(CorefModel("mitre"), w, X, Y, rng=np.random.default_rng(1))

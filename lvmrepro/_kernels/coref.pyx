@@ -40,12 +40,6 @@ cdef inline Py_ssize_t _pair(Py_ssize_t n, Py_ssize_t i, Py_ssize_t j) noexcept 
     return n * a - a * (a + 1) // 2 + (b - a - 1)
 
 
-cdef inline Py_ssize_t _code_pair(Py_ssize_t n, Py_ssize_t code) noexcept nogil:
-    # condensed index of the pair coded i n + j (i < j)
-    cdef Py_ssize_t i = code // n, j = code % n
-    return n * i - i * (i + 1) // 2 + (j - i - 1)
-
-
 def prim_forest(const double[::1] values,     # IN  score of a pair p is values[index[p]]
                 const int[::1] index,         # IN  (n (n - 1) / 2,) condensed pair -> row of values
                 const long[::1] members,      # IN  (n,) vertices grouped by block, ascending in a block
@@ -119,10 +113,13 @@ def greedy_order(const double[::1] values,   # IN  score of a pair p is values[i
                  const long[::1] rank,       # IN  (n_rows,) rank of each row by decreasing value (a permutation)
                  const long[::1] gold,       # IN  (n,) gold clustering
                  double lam,                 # IN  loss change per pair
+                 long n_same,                # IN  number of gold-coreferent pairs
                  long[::1] first,            # OUT (n_pairs,) first endpoints, in greedy order
                  long[::1] second,           # OUT (n_pairs,) second endpoints
-                 long[::1] count,            # scratch (n_rows + 1,)
-                 long[::1] by_rank):         # scratch (n_pairs,) pairs (as i n + j) sorted by rank per group
+                 long[:, ::1] count,         # scratch (2, n_rows + 1)
+                 long[::1] by_pair,          # scratch (n_pairs,) pairs sorted by rank inside each group
+                 long[::1] by_first,         # scratch (n_pairs,) their first endpoints
+                 long[::1] by_second):       # scratch (n_pairs,) their second endpoints
     """Order the pairs by decreasing ``values[index[p]] + lam (1 - 2 [gold-coreferent])``; ties by the
     row's rank, then by condensed index.
 
@@ -131,62 +128,58 @@ def greedy_order(const double[::1] values,   # IN  score of a pair p is values[i
     groups are then merged.  O(n_pairs + n_rows) instead of a comparison sort.
     """
     cdef Py_ssize_t n = gold.shape[0], m = index.shape[0], n_rows = rank.shape[0]
-    cdef Py_ssize_t i, j, p, r, g, a, b, out, n_diff, ra, rb, code
+    cdef Py_ssize_t i, j, p, r, g, a, b, out, n_diff = m - n_same, pos
     cdef double ka, kb
     cdef bint take_a
     with nogil:
-        # group 0: pairs in different gold clusters (key value + lam), then group 1 (key value - lam);
-        # both counting-sorted by rank into by_rank[0:n_diff] and by_rank[n_diff:m]
-        n_diff = 0
-        for i in range(n):
-            for j in range(i + 1, n):
-                if gold[i] != gold[j]:
-                    n_diff = n_diff + 1
+        # group 0: pairs in different gold clusters (key value + lam) -> positions [0, n_diff);
+        # group 1: gold-coreferent pairs (key value - lam) -> positions [n_diff, m)
         for g in range(2):
             for r in range(n_rows + 1):
-                count[r] = 0
-            p = 0
-            for i in range(n):
-                for j in range(i + 1, n):
-                    if (gold[i] == gold[j]) == (g == 1):
-                        count[rank[index[p]] + 1] += 1
-                    p = p + 1
-            count[0] = 0 if g == 0 else n_diff
+                count[g, r] = 0
+        p = 0
+        for i in range(n):
+            for j in range(i + 1, n):
+                count[1 if gold[i] == gold[j] else 0, rank[index[p]] + 1] += 1
+                p = p + 1
+        count[0, 0] = 0
+        count[1, 0] = n_diff
+        for g in range(2):
             for r in range(n_rows):
-                count[r + 1] = count[r + 1] + count[r]
-            p = 0
-            for i in range(n):
-                for j in range(i + 1, n):
-                    if (gold[i] == gold[j]) == (g == 1):
-                        r = rank[index[p]]
-                        by_rank[count[r]] = i * n + j
-                        count[r] = count[r] + 1
-                    p = p + 1
-        # merge the two groups by (decreasing key, rank, condensed index = i n + j order)
+                count[g, r + 1] = count[g, r + 1] + count[g, r]
+        p = 0
+        for i in range(n):
+            for j in range(i + 1, n):
+                g = 1 if gold[i] == gold[j] else 0
+                r = rank[index[p]]
+                pos = count[g, r]
+                count[g, r] = pos + 1
+                by_pair[pos] = p
+                by_first[pos] = i
+                by_second[pos] = j
+                p = p + 1
+        # merge the two groups by (decreasing key, rank, condensed index)
         a = 0
         b = n_diff
-        out = 0
-        while out < m:
+        for out in range(m):
             if b >= m:
                 take_a = 1
             elif a >= n_diff:
                 take_a = 0
             else:
-                ra = index[_code_pair(n, by_rank[a])]
-                rb = index[_code_pair(n, by_rank[b])]
-                ka = values[ra] + lam
-                kb = values[rb] - lam
-                take_a = ka > kb or (ka == kb and (rank[ra] < rank[rb] or
-                                                   (rank[ra] == rank[rb] and by_rank[a] < by_rank[b])))
+                ka = values[index[by_pair[a]]] + lam
+                kb = values[index[by_pair[b]]] - lam
+                take_a = ka > kb or (ka == kb and (rank[index[by_pair[a]]] < rank[index[by_pair[b]]] or
+                                                   (rank[index[by_pair[a]]] == rank[index[by_pair[b]]]
+                                                    and by_pair[a] < by_pair[b])))
             if take_a:
-                code = by_rank[a]
+                first[out] = by_first[a]
+                second[out] = by_second[a]
                 a = a + 1
             else:
-                code = by_rank[b]
+                first[out] = by_first[b]
+                second[out] = by_second[b]
                 b = b + 1
-            first[out] = code // n
-            second[out] = code % n
-            out = out + 1
 
 
 cdef inline Py_ssize_t _find(long[::1] uf, Py_ssize_t x) noexcept nogil:

@@ -227,9 +227,11 @@ def greedy_kernel(values, index, rank, gold, lam, max_passes, backend="cython"):
         root, passes = _coref_ref.greedy_pairwise(np.asarray(values)[index], first, second, gold, lam, int(max_passes))
         return canonical_clustering(root), int(passes)
     m = n_pairs(n)
+    sizes = np.unique(gold, return_counts=True)[1]
+    n_same = int((sizes * (sizes - 1) // 2).sum())
     first, second = np.empty(m, np.int64), np.empty(m, np.int64)
-    _coref.greedy_order(values, index, rank, gold, lam, first, second, np.empty(len(rank) + 1, np.int64),
-                        np.empty(m, np.int64))
+    _coref.greedy_order(values, index, rank, gold, lam, n_same, first, second,
+                        np.empty((2, len(rank) + 1), np.int64), *(np.empty(m, np.int64) for _ in range(3)))
     root = np.empty(n, dtype=np.int64)
     passes = _coref.greedy_pairwise(values, index, first, second, gold, lam, root, np.empty(n, np.int64),
                                     np.empty(n, np.int64), np.empty((n, n), np.int64), int(max_passes))

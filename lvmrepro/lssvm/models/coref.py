@@ -157,7 +157,8 @@ class CorefModel(LatentModel):
     # Each document's pair scores are ``tw[X.index[d]]`` with ``tw = X.table @ w``; the compiled kernels
     # read them through the index (no gather), the numpy backend gets them gathered.
     def _gold(self, Y, d: int, n: int) -> np.ndarray:
-        return check_labels(Y[d], n, f"clustering of document {d}")
+        # canonical ids: the kernels and the loss constants count clusters as max id + 1
+        return canonical_clustering(check_labels(Y[d], n, f"clustering of document {d}"))
 
     def _forest(self, tw, idx, n, *, allowed=None, gold=None, same=0.0, diff=0.0, threshold=0.0):
         """``(parent, total, clustering)``; the clustering is only computed when ``allowed`` is None."""
