@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from lvmrepro.datasets.litbank import MENTION_TYPES, Document
+from lvmrepro.datasets.litbank import ENTITY_CLASSES, MENTION_TYPES, Document
 
 # --------------------------------------------------------------------------- lexicons
 # pronoun -> (person, number, gender); number: 1 singular, 2 plural, 0 unknown; gender: 1 m, 2 f, 3 n, 0 unknown
@@ -222,7 +222,6 @@ def mention_attributes(doc: Document) -> MentionAttributes:
     offsets = doc.sentence_offsets()
     quotes = quotation_ids(doc)
     type_index = {t: k for k, t in enumerate(MENTION_TYPES)}
-    from lvmrepro.datasets.litbank import ENTITY_CLASSES
     ent_index = {e: k for k, e in enumerate(ENTITY_CLASSES)}
     cols = {k: [] for k in ("type", "ent", "sent", "start", "end", "person", "number", "gender", "quote",
                             "string", "nodet", "head", "reflexive", "first", "det")}
