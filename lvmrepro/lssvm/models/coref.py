@@ -1,0 +1,310 @@
+"""The latent coreference model of Yu & Joachims (ICML 2009), as used in SPL Figure 1.
+
+For a document with mentions ``1..n`` and pair features ``x_ij`` (:mod:`lvmrepro.coref.features`):
+
+* output ``y``: a clustering of the mentions -- an int64 array of cluster ids numbered by first
+  mention (:func:`lvmrepro.datasets.litbank.canonical_clustering`);
+* latent ``h``: a spanning forest whose trees are ``y``'s clusters -- an int64 parent array rooted at
+  each tree's smallest mention (:mod:`lvmrepro.coref.forest`);
+* joint feature ``phi(x, y, h) = sum_{(i,j) in h} x_ij``, so ``w.phi = sum of the forest's edge scores
+  s_ij = w.x_ij``.
+
+Oracles (``X`` is a :class:`~lvmrepro.coref.features.PairFeatures`; ``Y``, ``H`` lists with one array per
+document):
+
+* latent completion ``argmax_h w.phi(x, y, h)``: a maximum spanning tree inside every gold cluster --
+  exact (Prim on each cluster's complete graph);
+* prediction ``argmax_{y,h} w.phi``: the maximum-weight forest, i.e. the maximum spanning forest of the
+  positive edges; ``y`` = its trees -- exact;
+* loss-augmented inference ``argmax_{y,h} w.phi + Delta``:
+
+  - ``loss="mitre"``: ``Delta_M`` is a constant plus a sum over forest edges
+    (:mod:`lvmrepro.coref.losses`), so it is the maximum spanning forest of the positive edges with
+    weights ``s_ij - 100/L`` (gold-coreferent) or ``s_ij + r 100/L`` (not) -- **exact**;
+  - ``loss="pairwise"``: ``Delta_P`` depends on the whole clustering (the exact problem is a
+    correlation clustering); the Kruskal-style greedy of Finley & Joachims' kind
+    (:func:`lvmrepro.coref.forest.greedy_pairwise_clustering`), then the best forest of the clusters
+    it found, and the best of that, the gold clustering and the plain prediction -- **approximate**:
+    a valid clustering whose augmented score is at least that of the gold clustering and of the
+    prediction; tests measure its gap to the optimum on small documents.
+
+Losses: :meth:`CorefModel.loss` gives ``Delta`` per document (``H_pred`` given: the MITRE forest loss the
+inference maximises; ``None``: its minimum over forests, the clustering's MUC link error).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lvmrepro.coref import losses as L
+from lvmrepro.coref.features import N_FEATURES, PairFeatures
+from lvmrepro.coref.forest import (
+    check_backend, check_forest, check_labels, forest_clustering, forest_from_edges, forest_kernel,
+    forest_pairs, greedy_kernel, max_spanning_forest, value_rank,
+)
+from lvmrepro.datasets.litbank import canonical_clustering
+from lvmrepro.lssvm.base import InferenceTerms, LatentModel
+
+LOSSES = ("mitre", "pairwise")
+INIT_RULES = ("chain", "random")
+
+
+class CorefModel(LatentModel):
+    """Latent spanning-forest coreference model; ``loss`` is 'mitre' or 'pairwise' (module docstring).
+
+    ``wrong_link_cost`` is Yu & Joachims' ``r`` of the MITRE loss; ``greedy_passes`` bounds the passes
+    of the pairwise greedy.  ``backend="numpy"`` runs the plain references of the forest kernels.
+    """
+
+    def __init__(self, loss: str = "mitre", *, n_features: int = N_FEATURES, wrong_link_cost: float = 1.0,
+                 greedy_passes: int = 50, backend: str = "cython"):
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
+            raise ValueError(f"n_features must be a positive integer; got {n_features!r}")
+        if not (np.isfinite(wrong_link_cost) and wrong_link_cost > 0):
+            raise ValueError(f"wrong_link_cost must be finite and > 0; got {wrong_link_cost!r}")
+        self.loss_kind = loss
+        self.size_w = int(n_features)
+        self.wrong_link_cost = float(wrong_link_cost)
+        self.greedy_passes = int(greedy_passes)
+        self.backend = check_backend(backend)
+
+    # ----------------------------------------------------------------- checks
+    def _check_X(self, X) -> PairFeatures:
+        if not isinstance(X, PairFeatures):
+            raise ValueError(f"X must be a PairFeatures (lvmrepro.coref.features); got {type(X).__name__}")
+        if X.n_features != self.size_w:
+            raise ValueError(f"X has {X.n_features} features per pair but the model has size_w={self.size_w}")
+        return X
+
+    def _check_w(self, w) -> np.ndarray:
+        w = np.asarray(w, dtype=np.float64)
+        if w.shape != (self.size_w,):
+            raise ValueError(f"w must have shape ({self.size_w},); got {w.shape}")
+        if not np.all(np.isfinite(w)):
+            raise ValueError("w contains NaN or infinite values")
+        return w
+
+    def n_samples(self, X) -> int:
+        return len(self._check_X(X))
+
+    def check_outputs(self, X, Y):
+        X = self._check_X(X)
+        if len(Y) != len(X):
+            raise ValueError(f"Y has {len(Y)} clusterings for {len(X)} documents")
+        return [canonical_clustering(check_labels(y, int(n), f"clustering of document {d}"))
+                for d, (y, n) in enumerate(zip(Y, X.n_mentions))]
+
+    def check_latent(self, X, H):
+        X = self._check_X(X)
+        if len(H) != len(X):
+            raise ValueError(f"H has {len(H)} forests for {len(X)} documents")
+        return [check_forest(h, int(n), f"forest of document {d}") for d, (h, n) in enumerate(zip(H, X.n_mentions))]
+
+    def check_pair(self, X, Y, H):
+        """Check that every forest's trees are the clusters of its clustering (a valid ``(y, h)``)."""
+        Y, H = self.check_outputs(X, Y), self.check_latent(X, H)
+        for d, (y, h) in enumerate(zip(Y, H)):
+            if not np.array_equal(forest_clustering(h), y):
+                raise ValueError(f"document {d}: the forest's trees are not the clusters of the clustering")
+        return Y, H
+
+    # ----------------------------------------------------------------- features and scores
+    def joint_feature(self, X, i: int, y, h) -> np.ndarray:
+        X = self._check_X(X)
+        rows = X.index[i][forest_pairs(check_forest(h, int(X.n_mentions[i])))]
+        return X.table[rows].sum(axis=0)
+
+    def feature_sum(self, X, Y, H, weights) -> np.ndarray:
+        """``sum_d weights_d sum_{(i,j) in h_d} x_ij``: one weighted bincount over the table rows."""
+        X = self._check_X(X)
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (len(X),):
+            raise ValueError(f"weights must have shape ({len(X)},); got {weights.shape}")
+        rows, wts = [], []
+        for d in np.flatnonzero(weights):
+            r = X.index[d][forest_pairs(check_forest(H[d], int(X.n_mentions[d]), f"forest of document {d}"))]
+            rows.append(r)
+            wts.append(np.full(len(r), weights[d]))
+        if not rows:
+            return np.zeros(self.size_w)
+        counts = np.bincount(np.concatenate(rows), weights=np.concatenate(wts), minlength=len(X.table))
+        return counts @ X.table
+
+    def score(self, w, X, Y, H) -> np.ndarray:
+        X, w = self._check_X(X), self._check_w(w)
+        tw = X.table @ w
+        return np.array([tw[X.index[d][forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
+                         for d, n in enumerate(X.n_mentions)])
+
+    # ----------------------------------------------------------------- losses
+    def loss(self, Y_true, Y_pred, H_pred=None) -> np.ndarray:
+        if len(Y_true) != len(Y_pred) or (H_pred is not None and len(H_pred) != len(Y_true)):
+            raise ValueError("Y_true, Y_pred (and H_pred) must have one entry per document")
+        out = np.empty(len(Y_true))
+        for d, (y, yhat) in enumerate(zip(Y_true, Y_pred)):
+            if H_pred is not None and self.loss_kind == "mitre":
+                if not np.array_equal(forest_clustering(H_pred[d]), canonical_clustering(yhat)):
+                    raise ValueError(f"document {d}: the forest's trees are not the predicted clusters")
+                out[d] = L.mitre_forest_loss(y, H_pred[d], self.wrong_link_cost)
+            elif self.loss_kind == "mitre":
+                out[d] = L.mitre_link_loss(y, yhat, self.wrong_link_cost)
+            else:
+                out[d] = L.pairwise_loss(y, yhat)
+        return out
+
+    # ----------------------------------------------------------------- inference
+    # Each document's pair scores are ``tw[X.index[d]]`` with ``tw = X.table @ w``; the compiled kernels
+    # read them through the index (no gather), the numpy backend gets them gathered.
+    def _gold(self, Y, d: int, n: int) -> np.ndarray:
+        # canonical ids: the kernels and the loss constants count clusters as max id + 1
+        return canonical_clustering(check_labels(Y[d], n, f"clustering of document {d}"))
+
+    def _forest(self, tw, idx, n, *, allowed=None, gold=None, same=0.0, diff=0.0, threshold=0.0):
+        """``(parent, total, clustering)``; the clustering is only computed when ``allowed`` is None."""
+        if self.backend == "cython":
+            return forest_kernel(tw, idx, n, allowed, gold, same, diff, threshold)
+        h, total = max_spanning_forest(tw[idx], n, allowed=allowed, gold=gold, same_bonus=same, diff_bonus=diff,
+                                       threshold=threshold, backend="numpy")
+        return h, total, forest_clustering(h)
+
+    def _complete(self, tw, idx, y):
+        return self._forest(tw, idx, len(y), allowed=y, threshold=-np.inf)[:2]
+
+    def _predict(self, tw, idx, n):
+        h, total, y = self._forest(tw, idx, n)
+        return y, h, total
+
+    def _augmented(self, tw, idx, y, rank=None):
+        """``(ybar, hbar, aug)`` of one document (pair scores ``tw[idx]``, gold clustering ``y``;
+        ``rank = value_rank(tw)``, needed by the pairwise greedy)."""
+        n = len(y)
+        n_links = n - (int(y.max()) + 1 if n else 0)
+        if self.loss_kind == "mitre":
+            lam = L.mitre_scale(y)
+            h, total, ybar = self._forest(tw, idx, n, gold=y, same=-lam, diff=lam * self.wrong_link_cost)
+            return ybar, h, total + lam * n_links
+        lam = L.pairwise_scale(y)
+        y_greedy, _ = greedy_kernel(tw, idx, rank, y, lam, self.greedy_passes, backend=self.backend)
+        h_greedy, t_greedy = self._complete(tw, idx, y_greedy)
+        h_gold, t_gold = self._complete(tw, idx, y)
+        y_pred, h_pred, t_pred = self._predict(tw, idx, n)
+        candidates = [(t_greedy + L.pairwise_loss(y, y_greedy), y_greedy, h_greedy),
+                      (t_gold, y, h_gold),
+                      (t_pred + L.pairwise_loss(y, y_pred), y_pred, h_pred)]
+        aug, ybar, hbar = max(candidates, key=lambda c: c[0])  # first of equals: the greedy's
+        return ybar, hbar, aug
+
+    def impute_latent(self, w, X, Y):
+        X, w = self._check_X(X), self._check_w(w)
+        tw = X.table @ w
+        H, best = [], np.empty(len(X))
+        for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
+            h, best[d] = self._complete(tw, idx, self._gold(Y, d, int(n)))
+            H.append(h)
+        return H, best
+
+    def loss_augmented_inference(self, w, X, Y):
+        X, w = self._check_X(X), self._check_w(w)
+        tw = X.table @ w
+        rank = value_rank(tw) if self.loss_kind == "pairwise" else None
+        Ybar, Hbar, aug = [], [], np.empty(len(X))
+        for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
+            ybar, hbar, aug[d] = self._augmented(tw, idx, self._gold(Y, d, int(n)), rank)
+            Ybar.append(ybar)
+            Hbar.append(hbar)
+        return Ybar, Hbar, aug
+
+    def predict(self, w, X):
+        X, w = self._check_X(X), self._check_w(w)
+        tw = X.table @ w
+        Y, H = [], []
+        for idx, n in zip(X.index, X.n_mentions):
+            y, h, _ = self._predict(tw, idx, int(n))
+            Y.append(y)
+            H.append(h)
+        return Y, H
+
+    def inference_terms(self, w, X, Y, H=None) -> InferenceTerms:
+        """All objective terms from one pass (one product ``table @ w`` for everything)."""
+        X, w = self._check_X(X), self._check_w(w)
+        tw = X.table @ w
+        rank = value_rank(tw) if self.loss_kind == "pairwise" else None
+        n_docs = len(X)
+        terms = dict(ybar=[], hbar=[], h_best=[], aug=np.empty(n_docs), best=np.empty(n_docs))
+        fixed = None if H is None else np.empty(n_docs)
+        for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
+            y = self._gold(Y, d, int(n))
+            ybar, hbar, terms["aug"][d] = self._augmented(tw, idx, y, rank)
+            h_best, terms["best"][d] = self._complete(tw, idx, y)
+            terms["ybar"].append(ybar)
+            terms["hbar"].append(hbar)
+            terms["h_best"].append(h_best)
+            if H is not None:
+                fixed[d] = tw[idx[forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
+        return InferenceTerms(fixed=fixed, **terms)
+
+    # ----------------------------------------------------------------- initial latent values
+    def init_latent(self, X, Y, how: str = "chain", rng: np.random.Generator | None = None):
+        """Initial forests: ``"chain"`` links every mention to the previous mention of its cluster (the
+        MUC key's chain); ``"random"`` draws a uniform random spanning tree of every cluster (a uniform
+        Pruefer sequence) from ``rng``."""
+        X = self._check_X(X)
+        Y = self.check_outputs(X, Y)
+        if how not in INIT_RULES:
+            raise ValueError(f"init rule must be one of {INIT_RULES}; got {how!r}")
+        if how == "random" and not isinstance(rng, np.random.Generator):
+            raise ValueError("init_latent(how='random') needs a numpy.random.Generator rng")
+        return [chain_forest(y) if how == "chain" else random_spanning_forest(y, rng) for y in Y]
+
+
+# --------------------------------------------------------------------------- forests of a clustering
+def chain_forest(clustering) -> np.ndarray:
+    """Each mention's parent is the previous mention of its cluster (roots: first mentions)."""
+    y = np.asarray(clustering, dtype=np.int64)
+    parent = np.full(len(y), -1, dtype=np.int64)
+    last = {}
+    for v, c in enumerate(y.tolist()):
+        if c in last:
+            parent[v] = last[c]
+        last[c] = v
+    return parent
+
+
+def pruefer_tree_edges(members: np.ndarray, sequence) -> tuple[np.ndarray, np.ndarray]:
+    """Edges of the labelled tree on ``members`` (size m >= 2) with Pruefer ``sequence`` (m - 2 positions)."""
+    m = len(members)
+    degree = np.ones(m, dtype=np.int64)
+    for a in sequence:
+        degree[a] += 1
+    edges = []
+    for a in sequence:
+        leaf = int(np.flatnonzero(degree == 1)[0])
+        edges.append((leaf, int(a)))
+        degree[leaf] -= 1
+        degree[a] -= 1
+    u, v = np.flatnonzero(degree == 1)
+    edges.append((int(u), int(v)))
+    e = np.asarray(edges, dtype=np.int64)
+    return members[e[:, 0]], members[e[:, 1]]
+
+
+def random_spanning_forest(clustering, rng: np.random.Generator) -> np.ndarray:
+    """A uniform random spanning tree of every cluster (uniform Pruefer sequences)."""
+    y = np.asarray(clustering, dtype=np.int64)
+    I, J = [], []
+    for c in range(int(y.max()) + 1 if len(y) else 0):
+        members = np.flatnonzero(y == c)
+        if len(members) < 2:
+            continue
+        i, j = pruefer_tree_edges(members, rng.integers(0, len(members), size=len(members) - 2))
+        I.append(i)
+        J.append(j)
+    if not I:
+        return np.full(len(y), -1, dtype=np.int64)
+    return forest_from_edges(len(y), np.concatenate(I), np.concatenate(J))
+
+
+def outputs_of(documents) -> list[np.ndarray]:
+    """Gold clusterings ``Y`` of parsed documents (one canonical array each)."""
+    return [canonical_clustering(d.clusters) for d in documents]
