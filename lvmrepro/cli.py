@@ -1,19 +1,16 @@
-"""Command line: ``lvmrepro list | run | rerun | fetch``."""
+"""Command line: ``lvmrepro list | run | rerun | fetch``.
+
+Every anticipated error -- an unknown target or scale, a parameter value its type does not allow, an
+output folder that cannot be written, a missing or corrupt data file -- is one line
+``lvmrepro: error: ...`` and exit status 2, before any work.  A traceback means a bug (exit 1, with a
+line asking to report it); an interrupted run exits with 130.
+"""
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from pathlib import Path
-
-
-def _value(text: str):
-    """Parse a -p value the way papermill does: int, float, bool, None, else string."""
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return {"true": True, "false": False, "none": None}.get(text.lower(), text)
 
 
 def cmd_list(args) -> int:
@@ -23,28 +20,57 @@ def cmd_list(args) -> int:
     return 0
 
 
-def cmd_run(args) -> int:
-    from lvmrepro.experiments import check_scale, get_target, run, targets
+def _run_targets(args):
+    from lvmrepro.experiments import check_jobs, check_scale, check_seed, get_target, resolve_params, run, targets
+    from lvmrepro.io import check_output_dir
     check_scale(args.scale)
-    names = list(targets()) if args.target == "all" else [args.target]
+    check_jobs(args.jobs)
+    check_seed(args.seed)
     if args.target == "all":
-        names = [n for n in names if not n.startswith("toy.")]
+        names = [n for n in targets() if not n.startswith("toy.")]
     else:
-        get_target(args.target)
-    overrides = {k: _value(v) for k, v in (args.param or [])}
+        names = [get_target(args.target).name]
+    overrides = {}
+    for key, value in args.param or []:
+        if key in overrides:
+            raise ValueError(f"parameter {key!r} is given twice")
+        overrides[key] = value
+    # every override is checked against every target it is given to, before the first one runs
     for name in names:
+        tgt = get_target(name)
+        given = {k: v for k, v in overrides.items() if k in tgt.scales[args.scale] or len(names) == 1}
+        resolve_params(tgt, args.scale, given, from_text=True)
+    if len(names) > 1:
+        unknown = [k for k in overrides if not any(k in get_target(n).scales[args.scale] for n in names)]
+        if unknown:
+            raise ValueError(f"no target has a parameter {unknown[0]!r}")
+    if args.out is not None:
+        check_output_dir(args.out)
+    if args.scheduler:
+        from lvmrepro.parallel import use_scheduler
+        use_scheduler(args.scheduler)
+    verdicts = {True: "holds", False: "FAILS", None: "inconclusive"}
+    for name in names:
+        given = {k: v for k, v in overrides.items() if k in get_target(name).scales[args.scale]}
         result = run(name, args.scale, out=args.out, jobs=args.jobs, seed=args.seed, force=args.force,
-                     **overrides)
-        verdicts = {True: "holds", False: "FAILS", None: "undecided"}
+                     _from_text=True, **given)
         summary = ", ".join(f"{c['id']}: {verdicts[c['holds']]}" for c in result["claims"])
         print(f"{name} [{args.scale}] {result['runtime_s']:.1f}s  {summary}")
     return 0
 
 
+def cmd_run(args) -> int:
+    return _run_targets(args)
+
+
 def cmd_rerun(args) -> int:
     from lvmrepro.rerun import rerun_notebook
-    params = {k: _value(v) for k, v in (args.param or [])}
-    out = rerun_notebook(args.notebook, params, output=args.output)
+    params = {}
+    for key, value in args.param or []:
+        if key in params:
+            raise ValueError(f"parameter {key!r} is given twice")
+        params[key] = value
+    out = rerun_notebook(args.notebook, params, output=args.output, from_text=True)
     print(f"executed notebook written to {out}")
     return 0
 
@@ -61,7 +87,7 @@ def cmd_fetch(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lvmrepro", description=__doc__)
+    p = argparse.ArgumentParser(prog="lvmrepro", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the tables and figures that can be run").set_defaults(func=cmd_list)
 
@@ -70,10 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--scale", default="default", help="smoke, default or paper")
     r.add_argument("--out", type=Path, default=None, help="result directory (default results/SCALE)")
     r.add_argument("--jobs", type=int, default=1, help="parallel trials (-1: all cores)")
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--seed", type=int, default=0, help="base seed (a non-negative integer)")
     r.add_argument("--force", action="store_true", help="recompute even if a cached result matches")
+    r.add_argument("--scheduler", default=None,
+                   help="a Dask scheduler (tcp://HOST:8786) to run the independent trials on; "
+                        "default $LVMREPRO_SCHEDULER, else local processes")
     r.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
-                   help="override one of the scale's parameters")
+                   help="override one of the scale's parameters (JSON or plain words; lists: a,b,c)")
     r.set_defaults(func=cmd_run)
 
     rr = sub.add_parser("rerun", help="execute a chapter notebook with other parameters (papermill)")
@@ -92,9 +121,18 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"lvmrepro: error: {exc}", file=sys.stderr)
+    except (ValueError, OSError) as exc:   # user errors, missing/corrupt data, unwritable places
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"lvmrepro: error: {msg}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("lvmrepro: interrupted", file=sys.stderr)
+        return 130
+    except Exception:  # noqa: BLE001 - a bug: show it, and ask for a report
+        traceback.print_exc()
+        print("lvmrepro: this is a bug in lvmrepro; please report it with the command line above",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -26,21 +26,95 @@ def _to_jsonable(obj):
     return obj
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_bytes(path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename.
+
+    The temporary's name carries the writer's process id (``.NAME.PID.XXXX.tmp``), so a later run can
+    tell an abandoned one from a concurrent writer's (:func:`remove_stale_temporaries`); the file gets the
+    permissions an ordinary new file gets under the umask (not mkstemp's 0600).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
     return path
+
+
+STALE_AFTER_S = 3600.0
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temporaries(folder, *, now: float | None = None) -> list[Path]:
+    """Delete ``.*.tmp`` files in ``folder`` whose writer process is gone or that are older than an hour
+    (a writer killed during an atomic write leaves one behind); a live writer's file is left alone."""
+    import time
+    folder = Path(folder)
+    removed = []
+    if not folder.is_dir():
+        return removed
+    now = time.time() if now is None else now
+    for tmp in folder.glob(".*.tmp"):
+        parts = tmp.name.split(".")
+        pid = next((int(p) for p in parts[-3:-1] if p.isdigit()), None)
+        try:
+            old = now - tmp.stat().st_mtime > STALE_AFTER_S
+        except OSError:
+            continue
+        if old or (pid is not None and not _pid_alive(pid)):
+            try:
+                tmp.unlink()
+                removed.append(tmp)
+            except OSError:
+                pass
+    return removed
+
+
+def check_output_dir(folder, result_path=None) -> Path:
+    """Make sure ``folder`` exists (or can be created), is a folder and is writable, and that
+    ``result_path`` inside it is not a folder -- before any work, so a run never fails at the end."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"output folder {folder} exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot create the output folder {folder}: {exc.strerror or exc}") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ValueError(f"the output folder {folder} is not writable")
+    if result_path is not None and Path(result_path).is_dir():
+        raise ValueError(f"cannot write the result {result_path}: a folder of that name is in the way")
+    return folder
+
+
+def cache_root() -> Path:
+    """``LVMREPRO_CACHE``, or ``build/cache`` in the project."""
+    base = os.environ.get("LVMREPRO_CACHE")
+    return Path(base).expanduser() if base else Path(__file__).resolve().parents[1] / "build" / "cache"
 
 
 def atomic_write_json(path, obj) -> Path:

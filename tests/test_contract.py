@@ -39,7 +39,7 @@ def test_smoke_run_writes_valid_json(tmp_path):
     for key in ["target", "scale", "seeds", "data", "runtime_s", "version", "git_commit", "rows", "paper", "claims"]:
         assert key in data
     assert data["target"] == "toy.assign" and data["scale"] == "smoke"
-    assert data["claims"][0]["holds"] is True
+    assert data["checks"][0]["passed"] is True and data["claims"] == []
     assert not list(tmp_path.glob(".*.tmp"))  # nothing half-written left behind
 
 
@@ -65,7 +65,13 @@ def test_validate_result_rejects_bad_claims():
                                            "version": "0", "git_commit": "u", "rows": [], "paper": None, "claims": []})
     validate_result(good)
     with pytest.raises(ValueError, match="holds"):
-        validate_result({**good, "claims": [{"id": "a", "statement": "s", "holds": "yes", "evidence": "e"}]})
+        validate_result({**good, "claims": [{"id": "a", "statement": "s", "holds": "yes", "evidence": "e",
+                                             "test": "t", "n": 5}]})
+    with pytest.raises(ValueError, match="missing"):
+        validate_result({**good, "claims": [{"id": "a", "statement": "s", "holds": True, "evidence": "e"}]})
+    with pytest.raises(ValueError, match="holds on 3 samples"):
+        validate_result({**good, "claims": [{"id": "a", "statement": "s", "holds": True, "evidence": "e",
+                                             "test": "t", "n": 3}]})
     with pytest.raises(ValueError, match="missing 'rows'"):
         validate_result({k: v for k, v in good.items() if k != "rows"})
 

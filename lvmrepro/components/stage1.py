@@ -24,8 +24,7 @@ from lvmrepro.gmm.init import kmeanspp
 from lvmrepro.gmm.kmeans import centres_of
 from lvmrepro.kernels import assign_nearest
 from lvmrepro.lssvm.models.components import POSITIVE, ComponentMixtureModel
-# TODO(engine, issue 11): import RaggedFeatures from lvmrepro.lssvm.features once it is on main
-from lvmrepro.lssvm.models.mammals import RaggedFeatures
+from lvmrepro.lssvm.features import RaggedFeatures
 from lvmrepro.validation import as_float_matrix
 
 Trainer = Callable[[ComponentMixtureModel, RaggedFeatures, np.ndarray, np.ndarray], np.ndarray]

@@ -114,7 +114,12 @@ class Registry:
         for root in search_path():
             candidate = root / name
             looked.append(str(candidate))
+            if candidate.is_dir():
+                raise DataFileMissing(f"data file {name!r}: {candidate} is a folder, not the registered file; "
+                                      f"{entry.how_to_get()}")
             if candidate.is_file():
+                if not os.access(candidate, os.R_OK):
+                    raise DataFileMissing(f"data file {name!r} at {candidate} cannot be read (permission denied)")
                 verify(candidate, entry)
                 return candidate
         cached = cache_dir() / name

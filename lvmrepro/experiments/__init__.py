@@ -2,16 +2,29 @@
 
 A chapter module ``lvmrepro/experiments/<paper>/<topic>.py`` registers its targets with :func:`target`::
 
-    @target("gmm.table1", title="k-means vs G-MM", notebook="notebooks/gmm/02_table1",
-            paper=PAPER_TABLE1, scales={"smoke": {...}, "default": {...}, "paper": {...}})
+    @target("gmm.table1", title="k-means vs G-MM", notebook="notebooks/gmm/02_clustering", item="Table 1",
+            paper=PAPER_TABLE1, scales={"smoke": {...}, "default": {...}, "paper": {...}},
+            params={"trials": Int(1), "eta": Float(0, 1, lo_open=True)})
     def table1(ctx):
         ...
-        return {"rows": rows, "claims": [claim(...)], "artifacts": {...}}
+        return {"rows": rows, "claims": [stats.paired_claim(...)], "checks": [stats.check(...)]}
 
-:func:`run` then writes ``DIR/TARGET.json`` atomically with the seeds, the data files and their
-sha256, runtime, version and git commit, our ``rows``, the ``paper``'s numbers and the ``claims``
-(verdicts computed from ``rows``).  Results are cached by a key over (target, scale, parameters,
-source code of the package, data checksums): an unchanged rerun returns the stored file at once.
+:func:`run` then writes ``DIR/TARGET.json`` atomically with the seeds, the data files and their sha256,
+runtime, version and git commit, our ``rows``, the ``paper``'s numbers, the ``claims`` (verdicts of the
+paper's statements, decided by :mod:`lvmrepro.stats`) and the ``checks`` (properties our code guarantees).
+
+Results are consistent by construction:
+
+* every result is stored in the cache (``LVMREPRO_CACHE/results/TARGET/KEY.json``) under a key over
+  (target, scale, parameters, seed, package source, the keys of the targets it requires); ``DIR/TARGET.json``
+  is always the result of the parameters it records;
+* a target that requires another (``requires=``, read with :meth:`Context.require`) takes the upstream
+  from the cache entry of the upstream's parameters at its scale, records that key, and never rewrites
+  an upstream file in ``DIR`` that was computed with other parameters; its own key includes the
+  upstream's, so it is recomputed when the upstream changes;
+* a cached result is served only when its data files still pass their checksums; a damaged cache
+  entry is recomputed; every parameter override is parsed against its declared type
+  (:mod:`lvmrepro.params`) and the output folder is checked before any work.
 """
 from __future__ import annotations
 
@@ -30,12 +43,16 @@ from typing import Any, Callable
 import numpy as np
 
 from lvmrepro import provenance
-from lvmrepro.io import atomic_write_json, to_jsonable
+from lvmrepro.io import atomic_write_json, cache_root, check_output_dir, remove_stale_temporaries, to_jsonable
+from lvmrepro.params import Param, infer
 
 SCALES = ("smoke", "default", "paper")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _TARGETS: dict[str, "Target"] = {}
 _LOADED = False
+# Claims written before the verdict helper (id, statement, holds, evidence only).  Every chapter is being
+# converted to lvmrepro.stats; the contract test asserts none remain once they are.
+ALLOW_LEGACY_CLAIMS = True
 
 
 @dataclass
@@ -47,23 +64,49 @@ class Target:
     paper: Any = None
     notebook: str | None = None
     description: str = ""
+    item: str | None = None
+    requires: tuple = ()
+    params: dict = field(default_factory=dict)
+    check_params: Callable | None = None
 
     @property
     def paper_id(self) -> str:
         return self.name.split(".", 1)[0]
 
+    def param_spec(self, name: str) -> Param:
+        return self.params[name]
 
-def target(name: str, *, title: str, scales: dict[str, dict], paper: Any = None,
-           notebook: str | None = None, description: str = ""):
-    """Register ``func(ctx)`` as the experiment behind table/figure ``name``."""
+
+def target(name: str, *, title: str, scales: dict[str, dict], paper: Any = None, notebook: str | None = None,
+           description: str = "", item: str | None = None, requires=(), params: dict | None = None,
+           check_params: Callable | None = None):
+    """Register ``func(ctx)`` as the experiment behind table/figure ``name``.
+
+    ``item``: the paper item it reproduces (``"Table 1"``; see :mod:`lvmrepro.papers`; None for targets
+    beyond the paper); ``requires``: the targets whose results it reads with :meth:`Context.require`;
+    ``params``: parameter types (:mod:`lvmrepro.params`) -- undeclared ones are inferred from the scales;
+    ``check_params(params)``: raises ValueError for combinations no single type can forbid.
+    """
     missing = [s for s in SCALES if s not in scales]
     if missing:
         raise ValueError(f"target {name!r} must define every scale; missing {missing}")
+    keys = set(scales["smoke"])
+    if any(set(scales[s]) != keys for s in SCALES):
+        raise ValueError(f"target {name!r}: every scale must set the same parameters")
+    specs = {k: infer([scales[s][k] for s in SCALES]) for k in keys}
+    for k, spec in (params or {}).items():
+        if k not in keys:
+            raise ValueError(f"target {name!r} declares a type for {k!r}, which no scale sets")
+        specs[k] = spec
+    for s in SCALES:   # the declared types must admit the target's own values
+        for k, v in scales[s].items():
+            specs[k].check(k, v) if not specs[k].extra.get("opaque") else None
 
     def deco(func):
         if name in _TARGETS and _TARGETS[name].func.__module__ != func.__module__:
             raise ValueError(f"target {name!r} registered twice")
-        _TARGETS[name] = Target(name, func, title, scales, paper, notebook, description or (func.__doc__ or "").strip())
+        _TARGETS[name] = Target(name, func, title, scales, paper, notebook, description or (func.__doc__ or "").strip(),
+                                item, tuple(requires), specs, check_params)
         return func
     return deco
 
@@ -88,22 +131,47 @@ def targets() -> dict[str, Target]:
 
 def get_target(name: str) -> Target:
     all_targets = targets()
-    if name not in all_targets:
+    if not isinstance(name, str) or name not in all_targets:
         raise ValueError(f"unknown target {name!r}; valid targets are: {', '.join(all_targets)}")
     return all_targets[name]
 
 
 def check_scale(scale: str) -> str:
-    if scale not in SCALES:
+    if not isinstance(scale, str) or scale not in SCALES:
         raise ValueError(f"unknown scale {scale!r}; valid scales are: {', '.join(SCALES)}")
     return scale
 
 
-def claim(id: str, statement: str, holds, evidence: str) -> dict:
-    """One verdict: ``holds`` is True, False, or None when the evidence cannot decide."""
+def check_seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0 or seed >= 2 ** 63:
+        raise ValueError(f"seed must be a non-negative integer below 2**63; got {seed!r}")
+    return int(seed)
+
+
+def check_jobs(jobs) -> int:
+    if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs == 0 or jobs < -1:
+        raise ValueError(f"jobs must be a positive integer or -1 (all cores); got {jobs!r}")
+    return int(jobs)
+
+
+def claim(id: str, statement: str, holds, evidence: str, *, test: str | None = None, n: int | None = None,
+          reason: str | None = None) -> dict:
+    """A decided claim that is not a paired comparison (e.g. "every cell agrees with the paper within its
+    rounding").  ``test`` names the decision rule and ``n`` the samples behind it; with fewer than
+    :data:`lvmrepro.stats.MIN_PAIRS` samples the verdict is ``None``.  Without ``test``/``n`` this is a
+    legacy claim (see :data:`ALLOW_LEGACY_CLAIMS`).  Comparative claims use :mod:`lvmrepro.stats`."""
+    from lvmrepro.stats import MIN_PAIRS
     if holds is not None:
         holds = bool(holds)
-    return {"id": id, "statement": statement, "holds": holds, "evidence": evidence}
+    if test is None:
+        return {"id": id, "statement": statement, "holds": holds, "evidence": evidence, "test": "legacy",
+                "n": None, "reason": None if holds is not None else (reason or "undecided")}
+    if n is None or n < MIN_PAIRS:
+        if holds is not None:
+            reason = f"fewer than {MIN_PAIRS} samples ({n})"
+        holds = None
+    return {"id": id, "statement": statement, "holds": holds, "evidence": evidence, "test": test, "n": n,
+            "reason": reason if holds is None else None}
 
 
 # --------------------------------------------------------------------------- the run context
@@ -129,35 +197,26 @@ class Context:
 
     def map(self, func: Callable, items, desc: str | None = None) -> list:
         """``[func(x) for x in items]``, in parallel over ``jobs`` processes, with a progress bar."""
-        items = list(items)
-        show = self.progress and len(items) > 1
-        if self.jobs == 1 or len(items) <= 1:
-            if show:
-                from tqdm.auto import tqdm
-                items_iter = tqdm(items, desc=desc or self.target, leave=False)
-            else:
-                items_iter = items
-            return [func(x) for x in items_iter]
-        from joblib import Parallel, delayed
-        gen = Parallel(n_jobs=self.jobs, return_as="generator")(delayed(func)(x) for x in items)
-        if show:
-            from tqdm.auto import tqdm
-            gen = tqdm(gen, total=len(items), desc=desc or self.target, leave=False)
-        return list(gen)
+        from lvmrepro.parallel import parallel_map
+        return parallel_map(func, items, jobs=self.jobs, desc=desc or self.target, progress=self.progress)
 
     def note(self, text: str) -> None:
         self.notes.append(text)
 
     def require(self, name: str) -> dict:
-        """The result of target ``name`` at this run's scale, seed and output folder (computed or
-        taken from its cache), e.g. Table 4 re-reading Table 1's trials.  Its data files are
-        recorded as data of this run too."""
-        upstream = run(name, self.scale, out=self.out, jobs=self.jobs, seed=self.seed,
-                       progress=self.progress)
+        """The result of target ``name`` at this run's scale and seed, with its own scale's parameters:
+        from the cache, or computed (and then also written to this run's output folder, unless that
+        folder already holds a ``name`` result computed with other parameters, which is left alone).
+        Its data files are recorded as data of this run too."""
+        tgt = _TARGETS.get(self.target)
+        if tgt is not None and name not in tgt.requires:
+            raise RuntimeError(f"target {self.target!r} reads {name!r} but does not declare it in requires=")
+        upstream = run(name, self.scale, out=self.out, jobs=self.jobs, seed=self.seed, progress=self.progress,
+                       _upstream=True)
         provenance.record_many(upstream["data"])
         # A reused run's own runtime, so a reader can tell "computed here" from "read from there".
-        self.upstream.append({"target": name, "runtime_s": upstream["runtime_s"],
-                              "created": upstream["created"]})
+        self.upstream.append({"target": name, "cache_key": upstream["cache_key"],
+                              "runtime_s": upstream["runtime_s"], "created": upstream["created"]})
         return upstream
 
 
@@ -205,43 +264,105 @@ def default_out_dir(scale: str) -> Path:
     return Path.cwd() / "results" / scale
 
 
-def cache_key(tgt: Target, scale: str, params: dict, seed: int) -> str:
-    payload = json.dumps({"target": tgt.name, "scale": scale, "params": to_jsonable(params),
-                          "seed": seed, "source": source_hash(), "schema": SCHEMA_VERSION},
-                         sort_keys=True)
+def cache_key(tgt: Target, scale: str, params: dict, seed: int, _stack=()) -> str:
+    """Key over everything a result depends on, including the keys of the targets it requires."""
+    if tgt.name in _stack:
+        raise RuntimeError(f"targets require each other in a cycle: {' -> '.join(_stack + (tgt.name,))}")
+    upstream = {}
+    for name in tgt.requires:
+        up = get_target(name)
+        upstream[name] = cache_key(up, scale, resolve_params(up, scale, None), seed, _stack + (tgt.name,))
+    payload = json.dumps({"target": tgt.name, "scale": scale, "params": to_jsonable(params), "seed": seed,
+                          "source": source_hash(), "schema": SCHEMA_VERSION, "upstream": upstream}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def resolve_params(tgt: Target, scale: str, overrides: dict | None) -> dict:
+def resolve_params(tgt: Target, scale: str, overrides: dict | None, *, from_text: bool = False) -> dict:
+    """The scale's parameters with ``overrides`` applied, each checked against its type (``from_text``:
+    the values are command-line words to parse)."""
     params = dict(tgt.scales[scale])
     for key, value in (overrides or {}).items():
         if key not in params:
-            raise ValueError(f"target {tgt.name!r} has no parameter {key!r}; its parameters at scale "
-                             f"{scale!r} are {sorted(params)}")
-        params[key] = value
+            raise ValueError(f"target {tgt.name!r} has no parameter {key!r}; its parameters are "
+                             f"{', '.join(sorted(params))}")
+        spec = tgt.params[key]
+        try:
+            params[key] = spec.parse(key, value) if from_text else spec.check(key, value)
+        except ValueError as exc:
+            raise ValueError(f"{tgt.name}: {exc}") from None
+    if tgt.check_params is not None and overrides:
+        try:
+            tgt.check_params(params)
+        except ValueError as exc:
+            raise ValueError(f"{tgt.name}: {exc}") from None
     return params
 
 
-def run(name: str, scale: str = "default", *, out: str | Path | None = None, jobs: int = 1,
-        seed: int = 0, force: bool = False, progress: bool = True, **overrides) -> dict:
+def cache_path(name: str, key: str) -> Path:
+    return cache_root() / "results" / name / f"{key}.json"
+
+
+def _read_result(path: Path, key: str) -> dict | None:
+    """The result stored at ``path`` if it is a readable result with this key, else None (a damaged or
+    foreign file is treated as absent and will be overwritten atomically)."""
+    try:
+        if not path.is_file():
+            return None
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get("cache_key") != key:
+        return None
+    try:
+        validate_result(data)
+    except (ValueError, TypeError, KeyError):
+        return None
+    return data
+
+
+def _stored_key(path: Path) -> str | None:
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+        return data.get("cache_key") if isinstance(data, dict) else None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def verify_data(result: dict) -> None:
+    """Re-check the data files a cached result was computed from; raise if any is now missing or corrupt."""
+    from lvmrepro.datasets.registry import default_registry
+    reg = default_registry()
+    for d in result.get("data", []):
+        reg.fetch(d["name"])
+        if reg.entry(d["name"]).sha256 != d["sha256"]:
+            raise ValueError(f"result {result['target']!r} was computed from {d['name']!r} with sha256 "
+                             f"{d['sha256']}, but the registry now has {reg.entry(d['name']).sha256}")
+
+
+def run(name: str, scale: str = "default", *, out: str | Path | None = None, jobs: int = 1, seed: int = 0,
+        force: bool = False, progress: bool = True, _upstream: bool = False, _from_text: bool = False,
+        **overrides) -> dict:
     """Run target ``name`` at ``scale`` (or return its cached result) and return the result dict."""
     check_scale(scale)
     tgt = get_target(name)
-    if not isinstance(jobs, int) or jobs == 0 or jobs < -1:
-        raise ValueError(f"jobs must be a positive integer or -1 (all cores); got {jobs!r}")
-    params = resolve_params(tgt, scale, overrides)
+    jobs = check_jobs(jobs)
+    seed = check_seed(seed)
+    params = resolve_params(tgt, scale, overrides, from_text=_from_text)
     out_dir = Path(out) if out is not None else default_out_dir(scale)
     path = out_dir / f"{name}.json"
+    check_output_dir(out_dir, path)
     key = cache_key(tgt, scale, params, seed)
-    if not force and path.is_file():
-        try:
-            cached = json.loads(path.read_text())
-            if cached.get("cache_key") == key:
+    # a result in the output folder with this key, then one in the cache: served if its data still verify
+    if not force:
+        for candidate in (path, cache_path(name, key)):
+            cached = _read_result(candidate, key)
+            if cached is not None:
+                verify_data(cached)
+                if candidate != path:
+                    _publish(path, cached, upstream=_upstream)
                 return cached
-        except (json.JSONDecodeError, OSError):
-            pass  # unreadable cache: recompute and overwrite atomically
-    ctx = Context(target=name, scale=scale, params=params, seed=seed, jobs=jobs, progress=progress,
-                  out=out_dir)
+    remove_stale_temporaries(out_dir)
+    ctx = Context(target=name, scale=scale, params=params, seed=seed, jobs=jobs, progress=progress, out=out_dir)
     t0 = time.perf_counter()
     with provenance.recording() as data_files:
         out_obj = tgt.func(ctx)
@@ -252,6 +373,7 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
         "schema": SCHEMA_VERSION,
         "target": name,
         "title": tgt.title,
+        "item": tgt.item,
         "scale": scale,
         "params": params,
         "seeds": {"base": seed, **out_obj.get("seeds", {})},
@@ -266,26 +388,45 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
         "rows": out_obj["rows"],
         "paper": tgt.paper,
         "claims": out_obj.get("claims", []),
+        "checks": out_obj.get("checks", []),
         "notes": ctx.notes + list(out_obj.get("notes", [])),
         "artifacts": out_obj.get("artifacts", {}),
         "upstream": ctx.upstream,
     }
-    validate_result(result)
     result = to_jsonable(result)
-    atomic_write_json(path, result)
+    validate_result(result)
+    atomic_write_json(cache_path(name, key), result)
+    _publish(path, result, upstream=_upstream)
     return result
 
 
+def _publish(path: Path, result: dict, *, upstream: bool) -> None:
+    """Write ``DIR/TARGET.json`` -- except, for an upstream read by another target, over a file that
+    holds the same target computed with other parameters (that file is the user's, and stays)."""
+    if upstream and path.exists():
+        stored = _stored_key(path)
+        if stored is not None and stored != result["cache_key"]:
+            return
+    atomic_write_json(path, result)
+
+
+# --------------------------------------------------------------------------- the result contract
 REQUIRED_KEYS = {"target": str, "scale": str, "seeds": dict, "data": list, "runtime_s": float,
                  "version": str, "git_commit": str, "rows": list, "claims": list}
+CLAIM_KEYS = {"id", "statement", "holds", "evidence", "test", "n"}
+COMPARATIVE_KEYS = {"p", "ci", "unit", "threshold"}
+CHECK_KEYS = {"id", "statement", "passed", "evidence"}
 
 
 def validate_result(result: dict) -> None:
     """Check a result dict against the contract; raise ValueError naming the first problem."""
+    from lvmrepro.stats import MIN_PAIRS
+    if not isinstance(result, dict):
+        raise ValueError(f"a result must be a JSON object; got {type(result).__name__}")
     for key, typ in REQUIRED_KEYS.items():
         if key not in result:
             raise ValueError(f"result is missing {key!r}")
-        if typ is float and isinstance(result[key], (int, float)):
+        if typ is float and isinstance(result[key], (int, float)) and not isinstance(result[key], bool):
             continue
         if not isinstance(result[key], typ):
             raise ValueError(f"result field {key!r} should be {typ.__name__}, got {type(result[key]).__name__}")
@@ -293,10 +434,30 @@ def validate_result(result: dict) -> None:
         raise ValueError("result is missing 'paper'")
     check_scale(result["scale"])
     for d in result["data"]:
-        if set(d) != {"name", "sha256"}:
+        if not isinstance(d, dict) or set(d) != {"name", "sha256"}:
             raise ValueError(f"data entry {d} must have exactly 'name' and 'sha256'")
     for c in result["claims"]:
-        if set(c) != {"id", "statement", "holds", "evidence"}:
-            raise ValueError(f"claim {c} must have exactly id, statement, holds, evidence")
+        if not isinstance(c, dict):
+            raise ValueError(f"claim {c!r} must be an object")
+        missing = CLAIM_KEYS - set(c)
+        if missing:
+            raise ValueError(f"claim {c.get('id')!r} is missing {sorted(missing)}")
         if c["holds"] not in (True, False, None):
             raise ValueError(f"claim {c['id']!r}: holds must be true, false or null")
+        if c["test"] == "legacy":
+            if not ALLOW_LEGACY_CLAIMS:
+                raise ValueError(f"claim {c['id']!r} was not decided by a stated test (legacy claim)")
+            continue
+        if c["holds"] is True and (c["n"] is None or c["n"] < MIN_PAIRS):
+            raise ValueError(f"claim {c['id']!r} holds on {c['n']} samples (< {MIN_PAIRS})")
+        if c["holds"] is None and not c.get("reason"):
+            raise ValueError(f"claim {c['id']!r} is undecided without a reason")
+        if "paired" in c["test"]:
+            missing = COMPARATIVE_KEYS - set(c)
+            if missing:
+                raise ValueError(f"comparative claim {c['id']!r} is missing {sorted(missing)}")
+            if c["threshold"] is None:
+                raise ValueError(f"comparative claim {c['id']!r} has no practical threshold")
+    for c in result.get("checks", []):
+        if not isinstance(c, dict) or not CHECK_KEYS <= set(c) or not isinstance(c["passed"], bool):
+            raise ValueError(f"check {c!r} must have id, statement, passed (true/false), evidence")

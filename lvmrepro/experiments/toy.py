@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.experiments import claim, target
+from lvmrepro.experiments import target
+from lvmrepro.stats import check
 from lvmrepro.kernels import assign_nearest
 
 
@@ -23,7 +24,12 @@ def _trial(args):
             "max_abs_dist_diff": float(np.max(np.abs(dist_c - dist_n)))}
 
 
-@target("toy.assign", title="Assignment kernel vs NumPy reference (contract self-test)",
+def _check_sizes(p):
+    if p["k"] > p["n"]:
+        raise ValueError(f"k = {p['k']} centres cannot be drawn from n = {p['n']} points (need k <= n)")
+
+
+@target("toy.assign", title="Assignment kernel vs NumPy reference (contract self-test)", check_params=_check_sizes,
         scales={"smoke": {"trials": 3, "n": 200, "k": 5, "d": 3},
                 "default": {"trials": 10, "n": 2000, "k": 20, "d": 5},
                 "paper": {"trials": 50, "n": 10000, "k": 50, "d": 10}})
@@ -35,15 +41,15 @@ def assign_check(ctx):
     return {
         "rows": rows,
         "seeds": {"trials": [int(s.generate_state(1)[0]) for s in seeds]},
-        "claims": [claim("kernel-matches-reference",
+        "checks": [check("kernel-matches-reference",
                          "The Cython assignment kernel returns the reference labels and distances.",
                          all(r["labels_equal"] for r in rows) and worst < 1e-9,
                          f"{len(rows)} problems; labels equal in {sum(r['labels_equal'] for r in rows)}; "
-                         f"max |distance difference| = {worst:.2e}")],
+                         f"max |distance difference| = {worst:.2e}", n=len(rows))],
     }
 
 
-@target("toy.assign_summary", title="Summary of toy.assign (contract self-test of ctx.require)",
+@target("toy.assign_summary", requires=("toy.assign",), title="Summary of toy.assign (contract self-test of ctx.require)",
         scales={"smoke": {}, "default": {}, "paper": {}})
 def assign_summary(ctx):
     upstream = ctx.require("toy.assign")

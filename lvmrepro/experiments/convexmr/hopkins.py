@@ -197,7 +197,7 @@ def _same_relaxation_claim(fits, cap):
                  f"{len(below)}")
 
 
-@target("convexmr.fig2", title="Figure 2: segmentations of two_cranes, three-cars, cars2_07",
+@target("convexmr.fig2", requires=("convexmr.table1",), title="Figure 2: segmentations of two_cranes, three-cars, cars2_07",
         scales={"smoke": {"sequences": ["two_cranes"], "setting": "fixed"},
                 "default": {"sequences": ["two_cranes", "three-cars", "cars2_07"], "setting": "tuned"},
                 "paper": {"sequences": ["two_cranes", "three-cars", "cars2_07"], "setting": "tuned"}},
@@ -263,7 +263,7 @@ def _choose_settings(grid, method):
             "mean_error_on_table1": mean_err[best]}
 
 
-@target("convexmr.all155", title="Beyond the paper: every Hopkins 155 sequence, settings transferred from Table 1",
+@target("convexmr.all155", requires=("convexmr.table1",), title="Beyond the paper: every Hopkins 155 sequence, settings transferred from Table 1",
         scales=_ALL_SCALES, notebook="notebooks/convexmr/03_hopkins")
 def all155(ctx):
     """EM, max-min and min-min on all 155 sequences (``dancing`` is not one of them; ``stride`` keeps

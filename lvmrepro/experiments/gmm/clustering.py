@@ -257,7 +257,7 @@ def dead_clusters(ctx):
 
 
 # --------------------------------------------------------------------------- Table 4
-@target("gmm.table4_clustering", title="Table 4 (clustering rows): iterations to converge, MM vs G-MM",
+@target("gmm.table4_clustering", requires=("gmm.table1",), title="Table 4 (clustering rows): iterations to converge, MM vs G-MM",
         paper=PAPER_TABLE4, notebook=NB,
         scales={"smoke": {"datasets": ["Cloud"]}, "default": {"datasets": ["GMM-200", "Cloud"]},
                 "paper": {"datasets": ["GMM-200", "Cloud"]}})

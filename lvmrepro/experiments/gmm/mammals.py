@@ -227,7 +227,7 @@ def _gmm_runs(ctx):
     return ctx.require("gmm.table2")
 
 
-@target("gmm.fig3", title="Latent location changes after learning, top-left initialisation",
+@target("gmm.fig3", requires=("gmm.table2",), title="Latent location changes after learning, top-left initialisation",
         scales={"smoke": {}, "default": {}, "paper": {}}, paper=PAPER_GMM_FIG3, notebook="notebooks/gmm/05_mammals")
 def gmm_fig3(ctx):
     """Change of every training image's latent position (relative coordinates), per method and split."""
@@ -255,7 +255,7 @@ def gmm_fig3(ctx):
     return {"rows": rows, "claims": claims, "artifacts": {"points": points, "source_runtime_s": res["runtime_s"]}}
 
 
-@target("gmm.fig6", title="Final latent boxes of CCP, G-MM random, G-MM biased on example training images",
+@target("gmm.fig6", requires=("gmm.table2",), title="Final latent boxes of CCP, G-MM random, G-MM biased on example training images",
         scales={"smoke": {"n_images": 3}, "default": {"n_images": 6}, "paper": {"n_images": 12}},
         paper=PAPER_GMM_FIG6, notebook="notebooks/gmm/05_mammals")
 def gmm_fig6(ctx):

@@ -13,18 +13,19 @@ from lvmrepro.gmm.kmeans import KMeansFamily, gmm_kmeans
 
 # --------------------------------------------------------------------------- the random walk
 @target("gmm.walk", title="Random walk over valid bounds: mixing and sensitivity to its length", notebook="notebooks/gmm/04_walk",
-        scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31"], "sweeps": [1, 20], "mix_sweeps": [1, 4, 16, 64]},
+        scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31"], "sweeps": [1, 20], "mix_datasets": ["D31"],
+                          "mix_sweeps": [1, 4, 16, 64]},
                 "default": {**COMMON, "trials": 4, "datasets": ["D31", "Cloud"], "sweeps": [1, 5, 20, 100],
                             "mix_datasets": ["D31", "Cloud", "GMM-200"],
                             "mix_sweeps": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]},
                 "paper": {**COMMON, "trials": 20, "datasets": ["D31", "Cloud", "GMM-200"], "sweeps": [1, 5, 20, 100, 300],
-                          "mix_sweeps": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]}})
+                          "mix_datasets": ["D31", "Cloud", "GMM-200"], "mix_sweeps": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]}})
 def walk(ctx):
     """(a) fraction of labels changed vs walk length at a recorded G-MM state; (b) G-MM objective vs walk length."""
     p = ctx.params
     # The mixing curves are cheap (a few seconds even on GMM-200), so they may cover more data sets
     # than the expensive walk-length trials.
-    mix_sets = p.get("mix_datasets", p["datasets"])
+    mix_sets = p["mix_datasets"]
     verify_files(sorted(set(p["datasets"]) | set(mix_sets)))
     mix_items = [(d, s, p) for d, s in zip(mix_sets, ctx.seeds(len(mix_sets), key=3000))]
     mixing = ctx.map(_mixing, mix_items, desc="mixing curves")

@@ -135,7 +135,7 @@ def spl_table2(ctx):
                       f"{ctx.jobs} parallel job(s); cpu_s: its CPU time"]}
 
 
-@target("spl.fig4", title="Imputed boxes of an easy and a hard image over the iterations (CCCP vs SPL)",
+@target("spl.fig4", requires=("spl.table2",), title="Imputed boxes of an easy and a hard image over the iterations (CCCP vs SPL)",
         scales={"smoke": {}, "default": {}, "paper": {}}, paper=PAPER_SPL_FIG4, notebook="notebooks/spl/05_mammals")
 def spl_fig4(ctx):
     """Boxes imputed at every convex solve for an easy and a hard training image; SPL's selection."""

@@ -38,7 +38,7 @@ import numpy as np
 from lvmrepro.datasets.hog_mirror import mirror_permutation
 from lvmrepro.lssvm.base import EnumerableLatent, InferenceTerms, LatentModel
 # TODO(engine, issue 11): import these from lvmrepro.lssvm.features once it is on main
-from lvmrepro.lssvm.models.mammals import RaggedFeatures, segment_argmax
+from lvmrepro.lssvm.features import LatentTable, RaggedFeatures, segment_argmax
 from lvmrepro.validation import as_float_vector
 
 POSITIVE, NEGATIVE = 1, -1

@@ -1,0 +1,182 @@
+"""Verdicts that can fail: every comparative claim of the book is decided here, by one rule.
+
+A *claim* is an empirical statement of a paper that our run could contradict ("G-MM reaches a lower
+objective than CCP").  It is decided on **paired samples** -- the natural unit of replication of the
+statement (the trial within a cell, the split, the seed, the C value, the sequence), both methods run on
+the same unit -- by a one-sided test in the direction the paper claims, with a bootstrap confidence
+interval of the mean paired difference and a practical-effect threshold stated per claim:
+
+* **holds**: the one-sided test is significant (p < alpha) *and* the mean paired difference exceeds the
+  threshold;
+* **does not hold**: the one-sided test in the other direction is significant, or the confidence interval
+  excludes the paper's own effect (when the paper reports one);
+* **inconclusive** (``holds = None``, with a ``reason``): fewer than :data:`MIN_PAIRS` pairs, or neither.
+
+With the exact sign test, 5 pairs that all agree give p = 1/32 < 0.05: the smallest sample that can
+decide anything.  Differences are oriented so that a positive value supports the paper
+(``better="lower"``: ``d_i = b_i - a_i`` for "A lower than B").  A *check* (:func:`check`) is a property our
+code guarantees or verifies (an invariant, a certified gap); checks are reported apart and never counted
+as reproductions.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+MIN_PAIRS = 5
+ALPHA = 0.05
+TESTS = ("sign", "wilcoxon")
+
+
+def _sign_p(d: np.ndarray) -> tuple[float, float]:
+    """One-sided exact sign-test p-values (greater, less); zero differences are dropped."""
+    pos, neg = int(np.sum(d > 0)), int(np.sum(d < 0))
+    m = pos + neg
+    if m == 0:
+        return 1.0, 1.0
+    tail = lambda k: sum(math.comb(m, j) for j in range(k, m + 1)) / 2.0 ** m  # noqa: E731  P(X >= k)
+    return tail(pos), tail(neg)
+
+
+def _wilcoxon_p(d: np.ndarray) -> tuple[float, float]:
+    from scipy.stats import wilcoxon
+    nz = d[d != 0]
+    if len(nz) == 0:
+        return 1.0, 1.0
+    method = "exact" if len(nz) <= 50 else "approx"
+    g = float(wilcoxon(nz, alternative="greater", method=method).pvalue)
+    le = float(wilcoxon(nz, alternative="less", method=method).pvalue)
+    return g, le
+
+
+def bootstrap_ci(d, *, level: float = 0.95, n_boot: int = 4000, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``d`` (seeded: the same data give the same interval)."""
+    d = np.asarray(d, dtype=float)
+    if len(d) < 2:
+        return (float(d.mean()), float(d.mean())) if len(d) else (math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def _fmt(x) -> str:
+    return "nan" if x is None or not np.isfinite(x) else f"{x:.4g}"
+
+
+def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, threshold: float,
+                 paper_effect: float | None = None, test: str = "sign", names=("A", "B"),
+                 what: str = "value", alpha: float = ALPHA, seed: int = 0, note: str = "") -> dict:
+    """Decide "``names[0]`` is better than ``names[1]``" on paired samples ``a[i]``, ``b[i]``.
+
+    ``better``: ``"lower"`` (objective, error) or ``"higher"`` (accuracy, AP).  ``threshold``: the practical
+    effect (in the units of ``what``) the mean paired difference must exceed to count.  ``paper_effect``:
+    the paper's own mean difference in the same orientation, if it reports one.  Pairs with a missing
+    value on either side are dropped (and counted in the evidence).
+    """
+    if better not in ("lower", "higher"):
+        raise ValueError(f"better must be 'lower' or 'higher'; got {better!r}")
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}; got {test!r}")
+    threshold = float(threshold)
+    if not np.isfinite(threshold) or threshold < 0:
+        raise ValueError(f"the practical threshold must be a finite number >= 0; got {threshold}")
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"paired samples must be two 1-D arrays of the same length; got {a.shape}, {b.shape}")
+    ok = np.isfinite(a) & np.isfinite(b)
+    dropped = int(np.sum(~ok))
+    a, b = a[ok], b[ok]
+    d = (b - a) if better == "lower" else (a - b)
+    n = len(d)
+    out = {"id": id, "statement": statement, "test": f"{test} (one-sided, paired)", "unit": unit, "n": n,
+           "threshold": threshold, "paper_effect": paper_effect}
+    wins, losses, ties = int(np.sum(d > 0)), int(np.sum(d < 0)), int(np.sum(d == 0))
+    a_name, b_name = names
+    head = (f"{n} paired {unit}s: {a_name} better in {wins}, worse in {losses}, tied in {ties}"
+            + (f" ({dropped} pairs without a value dropped)" if dropped else ""))
+    if n == 0:
+        return {**out, "holds": None, "p": None, "p_reverse": None, "ci": None, "effect": None,
+                "reason": "no paired samples", "evidence": head + "."}
+    effect = float(d.mean())
+    ci = bootstrap_ci(d, seed=seed)
+    p_fwd, p_rev = _sign_p(d) if test == "sign" else _wilcoxon_p(d)
+    ev = (f"{head}; mean paired difference in {what} {_fmt(effect)} (95% CI {_fmt(ci[0])} to {_fmt(ci[1])}; "
+          f"practical threshold {_fmt(threshold)}"
+          + (f"; paper's effect {_fmt(paper_effect)}" if paper_effect is not None else "")
+          + f"); one-sided p = {_fmt(p_fwd)}, reverse p = {_fmt(p_rev)}" + (f". {note}" if note else "."))
+    out.update({"p": p_fwd, "p_reverse": p_rev, "ci": list(ci), "effect": effect, "evidence": ev})
+    if n < MIN_PAIRS:
+        return {**out, "holds": None, "reason": f"fewer than {MIN_PAIRS} paired samples ({n})"}
+    if p_rev < alpha:
+        return {**out, "holds": False, "reason": None}
+    if paper_effect is not None and paper_effect > threshold and ci[1] < paper_effect:
+        return {**out, "holds": False, "reason": None,
+                "evidence": ev + f" The interval excludes the paper's effect {_fmt(paper_effect)}."}
+    if p_fwd < alpha and effect > threshold:
+        return {**out, "holds": True, "reason": None}
+    why = (f"not significant (p = {_fmt(p_fwd)})" if p_fwd >= alpha
+           else f"significant but the mean effect {_fmt(effect)} does not exceed the threshold {_fmt(threshold)}")
+    return {**out, "holds": None, "reason": why}
+
+
+def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence_prefix: str = "") -> dict:
+    """Aggregate per-cell paired claims ("better in every cell"): holds if every cell holds, does not hold
+    if some cell does not hold, else inconclusive.  ``cells`` maps a cell name to a :func:`paired_claim`."""
+    if not cells:
+        raise ValueError("all_cells_claim needs at least one cell")
+    states = {k: c["holds"] for k, c in cells.items()}
+    n = int(sum(c["n"] for c in cells.values()))
+    failed = [k for k, s in states.items() if s is False]
+    undecided = [k for k, s in states.items() if s is None]
+    if failed:
+        holds, reason = False, None
+    elif undecided:
+        holds, reason = None, f"{len(undecided)} of {len(cells)} cells undecided ({', '.join(undecided[:4])}{', ...' if len(undecided) > 4 else ''})"
+    else:
+        holds, reason = True, None
+    word = {True: "holds", False: "does not hold", None: "inconclusive"}
+    ev = evidence_prefix + "; ".join(f"{k}: {word[c['holds']]} (n={c['n']}, p={_fmt(c['p'])}, effect {_fmt(c['effect'])})"
+                                     for k, c in cells.items())
+    ps = [c["p"] for c in cells.values() if c["p"] is not None]
+    return {"id": id, "statement": statement, "holds": holds, "test": "every cell: " + next(iter(cells.values()))["test"],
+            "unit": unit, "n": n, "p": max(ps) if ps else None, "p_reverse": None,
+            "ci": None, "effect": None, "threshold": next(iter(cells.values()))["threshold"], "paper_effect": None,
+            "cells": {k: {f: c[f] for f in ("holds", "n", "p", "effect", "ci")} for k, c in cells.items()},
+            "reason": reason, "evidence": ev}
+
+
+def count_claim(id: str, statement: str, successes: int, n: int, *, unit: str, min_fraction: float,
+                evidence: str, alpha: float = ALPHA) -> dict:
+    """A claim about how often something happens ("the walk mixes in at least 80 % of trials"): an exact
+    one-sided binomial test of ``fraction > min_fraction`` (holds) or ``< min_fraction`` (does not hold)."""
+    from scipy.stats import binomtest
+    if n < MIN_PAIRS:
+        return {"id": id, "statement": statement, "holds": None, "test": "binomial (one-sided)", "unit": unit,
+                "n": int(n), "p": None, "p_reverse": None, "ci": None, "effect": successes / n if n else None,
+                "threshold": min_fraction, "paper_effect": None,
+                "reason": f"fewer than {MIN_PAIRS} samples ({n})", "evidence": evidence}
+    p = float(binomtest(successes, n, min_fraction, alternative="greater").pvalue)
+    p_rev = float(binomtest(successes, n, min_fraction, alternative="less").pvalue)
+    ci = binomtest(successes, n).proportion_ci(0.95)
+    holds = True if p < alpha else (False if p_rev < alpha else None)
+    return {"id": id, "statement": statement, "holds": holds, "test": "binomial (one-sided)", "unit": unit,
+            "n": int(n), "p": p, "p_reverse": p_rev, "ci": [float(ci.low), float(ci.high)],
+            "effect": successes / n, "threshold": min_fraction, "paper_effect": None,
+            "reason": None if holds is not None else "not significant either way",
+            "evidence": f"{evidence} ({successes} of {n}; one-sided p = {_fmt(p)}, reverse p = {_fmt(p_rev)})"}
+
+
+def untestable(id: str, statement: str, reason: str, evidence: str = "") -> dict:
+    """A statement of the paper we cannot test here (qualitative, or its data are missing)."""
+    return {"id": id, "statement": statement, "holds": None, "test": "not testable here", "unit": None, "n": 0,
+            "p": None, "p_reverse": None, "ci": None, "effect": None, "threshold": None, "paper_effect": None,
+            "reason": reason, "evidence": evidence or reason}
+
+
+def check(id: str, statement: str, passed, evidence: str, n: int | None = None) -> dict:
+    """A property our code guarantees or verifies (an invariant, a certified gap, a touching bound)."""
+    return {"id": id, "statement": statement, "passed": bool(passed), "evidence": evidence,
+            "n": None if n is None else int(n)}
