@@ -1,0 +1,136 @@
+"""Every item (table, figure, algorithm, theorem, study) of the four papers, and the targets that carry it.
+
+The scorecard lists each item with a state computed from the claims and checks of its targets'
+result files (:func:`item_state`):
+
+* **reproduced** -- every claim holds;
+* **partly reproduced** -- some claims hold, others do not or are inconclusive;
+* **not reproduced** -- no claim holds and at least one does not hold;
+* **inconclusive** -- every claim is undecided (too few samples, or neither direction significant);
+* **checked** -- the item makes no empirical claim we test (an algorithm, a theorem) and every check of
+  our implementation passes (**check failed** if one does not);
+* **not testable here** -- with the reason (an illustration, or data that cannot be had);
+* **not yet implemented** -- no target carries it yet (or its result file is missing from the build).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+STATES = ("reproduced", "partly reproduced", "not reproduced", "inconclusive", "checked", "check failed",
+          "not testable here", "not yet implemented")
+
+
+@dataclass(frozen=True)
+class Item:
+    paper: str
+    label: str                 # as the paper names it: "Table 1", "Figure 2", "Algorithm 1", "Theorem 1"
+    description: str
+    targets: tuple = ()
+    not_testable: str = ""     # why, when the item cannot be tested here at all
+    kind: str = field(default="")
+
+    @property
+    def key(self) -> str:
+        return f"{self.paper}:{self.label}"
+
+
+def _items(paper: str, rows) -> list[Item]:
+    return [Item(paper, label, desc, tuple(targets), why) for label, desc, targets, why in rows]
+
+
+ITEMS: list[Item] = (
+    _items("gmm", [
+        ("Figure 1", "MM vs G-MM bounds on a 1-D problem (illustration)", ["gmm.fig1"], ""),
+        ("Algorithm 1", "G-MM: valid bounds, progress coefficient, stopping rule", ["gmm.walk"], ""),
+        ("Table 1", "k-means vs G-MM: 4 data sets x 3 initialisations, 50 trials", ["gmm.table1", "gmm.dead_clusters"], ""),
+        ("Figure 2", "effect of the progress coefficient eta", ["gmm.fig2"], ""),
+        ("Table 2", "LS-SVM on mammals: CCP, G-MM random, G-MM biased x 3 initialisations", ["gmm.table2"], ""),
+        ("Figure 3", "latent location changes, top-left initialisation", ["gmm.fig3"], ""),
+        ("Table 3", "reconfigurable bag-of-words scene recognition", ["gmm.table3"], ""),
+        ("Table 4", "iterations to converge, MM vs G-MM", ["gmm.table4_clustering", "gmm.table4_scene"], ""),
+        ("Figure 5", "D31 solutions of k-means and G-MM from one initialisation", ["gmm.fig5"], ""),
+        ("Figure 6", "mammal images with the final boxes of each method", ["gmm.fig6"], ""),
+        ("Theorem 1", "convergence: eta sum d_t bounded, d_t -> 0", ["gmm.theorem1"], ""),
+        ("Theorem 2", "limit points are stationary (smooth case)", ["gmm.theorem2"], ""),
+    ])
+    + _items("groupnorm", [
+        ("Figure 1", "overview of the method (diagram)", [], "a diagram of the method, with no result to test"),
+        ("Algorithm 1", "group-norm training of a latent structural SVM", ["groupnorm.fig2"], ""),
+        ("Figure 2", "l2 norm of each angle's block, 4 digit pairs", ["groupnorm.fig2"], ""),
+        ("Table 1", "accuracy vs number of angles kept: group-norm ranking vs uniform", ["groupnorm.table1"], ""),
+        ("Table 2", "test-time cost with 8 vs 22 angles", ["groupnorm.table2"], ""),
+        ("Figure 3", "train/test AP vs number of mixture components", ["groupnorm.fig3"], ""),
+        ("Figure 4", "root filters before and after group norm", ["groupnorm.fig4"], ""),
+        ("Table 3", "lambda sweep: mAP and surviving components", ["groupnorm.table3"], ""),
+        ("Table 4", "per-class AP for n = 1..6 components and group norm", ["groupnorm.table4"], ""),
+    ])
+    + _items("spl", [
+        ("Algorithm 1", "self-paced learning (the generic algorithm)", ["spl.fig3"], ""),
+        ("Algorithm 2", "CCCP for latent structural SVMs", ["spl.fig3"], ""),
+        ("Algorithm 3", "self-paced learning for latent structural SVMs", ["spl.fig3"], ""),
+        ("Figure 1", "noun-phrase coreference: objective, train and test loss over C", ["spl.fig1"], ""),
+        ("Table 1", "motif finding, 5 proteins: objective, train and test error", ["spl.table1"], ""),
+        ("Figure 2", "Hamming distance between selected motifs over iterations", ["spl.fig2"], ""),
+        ("Figure 3", "digits, 4 pairs: objective, train and test error over C", ["spl.fig3"], ""),
+        ("Table 2", "mammals localisation: objective, train and test loss", ["spl.table2"], ""),
+        ("Figure 4", "imputed boxes of an easy and a hard image over the iterations", ["spl.fig4"], ""),
+    ])
+    + _items("convexmr", [
+        ("Synthetic study", "30 points, 5 components: EM vs the convex relaxation", ["convexmr.synthetic"], ""),
+        ("Figure 1", "recovered memberships on one synthetic run", ["convexmr.fig1"], ""),
+        ("Algorithm 1", "max-min", ["convexmr.table1"], ""),
+        ("Algorithm 2", "min-min", ["convexmr.table1"], ""),
+        ("Table 1", "Hopkins 155, five sequences: EM, max-min, min-min error rates", ["convexmr.table1"], ""),
+        ("Figure 2", "segmentations of Hopkins sequences", ["convexmr.fig2"], ""),
+        ("Running time", "EM vs max-min vs min-min on two_cranes", ["convexmr.runtime"], ""),
+    ])
+)
+
+BEYOND_THE_PAPERS = {"convexmr.all155": "every Hopkins 155 sequence, settings chosen without the test labels"}
+
+
+def items(paper: str | None = None) -> list[Item]:
+    return [i for i in ITEMS if paper is None or i.paper == paper]
+
+
+def item_state(item: Item, results: dict) -> dict:
+    """The state of ``item`` from the result files in ``results`` (target name -> result dict).
+
+    Claims are attached to every item their target carries (a target may carry two items, e.g. Algorithm 2
+    and Figure 3); checks carry algorithms and theorems.
+    """
+    if item.not_testable:
+        return {"state": "not testable here", "reason": item.not_testable, "claims": [], "checks": [], "targets": []}
+    present = [results[t] for t in item.targets if t in results]
+    if not present:
+        reason = "no target yet" if not item.targets else "no result file for " + ", ".join(item.targets)
+        return {"state": "not yet implemented", "reason": reason, "claims": [], "checks": [], "targets": []}
+    claims = [c for r in present for c in r.get("claims", []) if _belongs(c, item, r)]
+    checks = [c for r in present for c in r.get("checks", []) if _belongs(c, item, r)]
+    testable = [c for c in claims if c.get("test") != "not testable here"]
+    verdicts = [c["holds"] for c in testable]
+    if testable:
+        if all(v is True for v in verdicts):
+            state = "reproduced"
+        elif any(v is True for v in verdicts):
+            state = "partly reproduced"
+        elif any(v is False for v in verdicts):
+            state = "not reproduced"
+        else:
+            state = "inconclusive"
+        reason = ""
+    elif claims:
+        state, reason = "not testable here", "; ".join(c.get("reason") or "" for c in claims)
+    elif checks:
+        state = "checked" if all(c["passed"] for c in checks) else "check failed"
+        reason = ""
+    else:
+        state, reason = "inconclusive", "its targets state no claim or check"
+    return {"state": state, "reason": reason, "claims": claims, "checks": checks,
+            "targets": [r["target"] for r in present], "scale": sorted({r["scale"] for r in present})}
+
+
+def _belongs(entry: dict, item: Item, result: dict) -> bool:
+    """A claim/check names its item with ``"item"``; without one it belongs to every item of its target."""
+    named = entry.get("item")
+    return named is None or named == item.label
