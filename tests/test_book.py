@@ -1,7 +1,4 @@
-"""The book builds with execution off and warnings as errors: broken references fail CI."""
-import shutil
-import subprocess
-import sys
+"""The book's sources and its smoke-scale build (every notebook executed, warnings as errors)."""
 from pathlib import Path
 
 import pytest
@@ -29,14 +26,7 @@ def test_toc_has_four_parts_and_scorecard():
 
 
 @pytest.mark.slow
-def test_book_builds_without_warnings(tmp_path):
-    jb = shutil.which("jupyter-book", path=str(Path(sys.executable).parent))
-    assert jb, "jupyter-book is not installed in this environment"
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["execute"]["execute_notebooks"] = "off"
-    cfg = tmp_path / "_config.yml"
-    cfg.write_text(yaml.safe_dump(config))
-    proc = subprocess.run([jb, "build", str(ROOT), "--config", str(cfg), "--path-output", str(tmp_path / "out"),
-                           "-W", "-n", "--keep-going"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
-    assert (tmp_path / "out" / "_build" / "html" / "index.html").is_file()
+def test_book_builds_without_warnings(smoke_book):
+    """The smoke-scale build, every notebook executed, warnings as errors (-W -n)."""
+    assert smoke_book.returncode == 0, smoke_book.log[-6000:]
+    assert (smoke_book.html_dir / "index.html").is_file()

@@ -1,0 +1,17 @@
+"""The book's Sphinx extension publishes each executed notebook into the site."""
+import json
+
+from lvmrepro import sphinxext
+
+
+def test_executed_notebook_is_copied_under_sources(tmp_path):
+    outdir = tmp_path / "_build" / "html"
+    executed = tmp_path / "_build" / "jupyter_execute" / "notebooks" / "gmm" / "02_clustering.ipynb"
+    executed.parent.mkdir(parents=True)
+    executed.write_text(json.dumps({"cells": [], "nbformat": 4}))
+    assert sphinxext.publish_notebook(outdir, "notebooks/gmm/02_clustering") == "notebooks/gmm/02_clustering.ipynb"
+    assert (outdir / "_sources" / "notebooks" / "gmm" / "02_clustering.ipynb").read_text() == executed.read_text()
+
+
+def test_page_without_execution_gets_no_notebook(tmp_path):
+    assert sphinxext.publish_notebook(tmp_path / "_build" / "html", "book/references") is None
