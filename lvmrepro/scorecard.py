@@ -123,11 +123,11 @@ def _filter_html(counts: dict) -> str:
             f'<span class="lvm-filter-label">Show:</span>{"".join(buttons)}</div>')
 
 
-def _item_row(item: dict, prefix: str) -> str:
+def _item_row(item: dict, prefix: str, show_scale: bool) -> str:
     target = html.escape(item.get("target", ""))
     if item.get("notebook"):
         target = f'<a href="{prefix}{html.escape(item["notebook"])}.html">{target}</a>'
-    scale = f"<br><small>{html.escape(item['scale'])}</small>" if item.get("scale") else ""
+    scale = f"<br><small>{html.escape(item['scale'])}</small>" if show_scale and item.get("scale") else ""
     return (f'<tr class="lvm-item" data-state="{html.escape(item["state"])}">'
             f"<td>{target}{scale}</td><td>{html.escape(item['statement'])}</td>"
             f"<td>{state_badge(item['state'])}</td><td>{html.escape(item.get('evidence', ''))}</td></tr>")
@@ -143,9 +143,10 @@ def scorecard_html(items, counts: dict, from_page: str = "book/scorecard") -> st
     if not items:
         return summary_html(counts)
     prefix = "../" * from_page.count("/")
+    show_scale = len({i.get("scale") for i in items}) > 1   # one scale is said once, above
     parts = [f'<div id="lvm-scorecard" class="lvm-scorecard">{_filter_html(counts)}']
     for paper, per_state in counts.items():
-        rows = "".join(_item_row(i, prefix) for i in items if i["paper"] == paper)
+        rows = "".join(_item_row(i, prefix, show_scale) for i in items if i["paper"] == paper)
         tally = ", ".join(f"{n} {s}" for s, n in per_state.items())
         parts.append(
             f'<section class="lvm-paper" id="scorecard-{_slug(paper)}" data-paper="{html.escape(paper)}">'
@@ -161,7 +162,8 @@ def scorecard_html(items, counts: dict, from_page: str = "book/scorecard") -> st
 def render_html(items, from_page: str = "book/scorecard") -> str:
     """Counts per paper, then the filterable scorecard (both from the same items)."""
     counts = summary(items)
-    return summary_html(counts) + scorecard_html(items, counts, from_page)
+    sections = {paper: f"#scorecard-{_slug(paper)}" for paper in counts}
+    return summary_html(counts, sections) + scorecard_html(items, counts, from_page)
 
 
 def front_page_html(counts: dict, facts: dict, scale: str, chapter_links: dict) -> str:

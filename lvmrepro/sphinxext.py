@@ -50,7 +50,8 @@ def _drop_repeated_scripts(app, pagename, templatename, context, doctree):
     """
     seen, kept = set(), []
     for script in context.get("script_files", []):
-        key = (str(script), tuple(sorted((k, str(v)) for k, v in getattr(script, "attributes", {}).items())))
+        key = (getattr(script, "filename", script) or "",   # an inline script's is None or ""
+               tuple(sorted((k, str(v)) for k, v in getattr(script, "attributes", {}).items())))
         if key not in seen:
             seen.add(key)
             kept.append(script)
@@ -58,7 +59,8 @@ def _drop_repeated_scripts(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
-    # Before the theme assembles its header buttons (priority 501).
+    # Sphinx stops at the first html-page-context handler that returns a template name, so both run
+    # early; the notebook link also has to be in place before the theme's header buttons (501).
     app.connect("html-page-context", _add_notebook_download, priority=400)
-    app.connect("html-page-context", _drop_repeated_scripts, priority=900)
+    app.connect("html-page-context", _drop_repeated_scripts, priority=450)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,4 +1,5 @@
 """The book's sources and its smoke-scale build (every notebook executed, warnings as errors)."""
+import re
 from pathlib import Path
 
 import pytest
@@ -30,3 +31,28 @@ def test_book_builds_without_warnings(smoke_book):
     """The smoke-scale build, every notebook executed, warnings as errors (-W -n)."""
     assert smoke_book.returncode == 0, smoke_book.log[-6000:]
     assert (smoke_book.html_dir / "index.html").is_file()
+
+
+def test_pages_workflow_runs_the_readme_commands_and_publishes_the_site():
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "pages.yml").read_text())
+    assert workflow["permissions"]["pages"] == "write"
+    steps = workflow["jobs"]["build"]["steps"]
+    commands = [s.get("run", "") for s in steps]
+    assert "bash .ci/run" in commands and "make book" in commands, commands
+    assert commands.index("bash .ci/run") < commands.index("make book")
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact"))
+    assert upload["with"]["path"] == "_build/html"
+    assert workflow["jobs"]["deploy"]["needs"] == "build"
+    readme = (ROOT / "README.md").read_text()
+    assert ".github/workflows/pages.yml" in readme
+
+
+def test_no_cdn_in_the_book_configuration():
+    """MathJax comes from the installed sphinx-mathjax-offline copy, not from a CDN."""
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert "sphinx-mathjax-offline" in config["sphinx"]["extra_extensions"]
+    assert "mathjax_path" not in config["sphinx"].get("config", {})
+    for path in (ROOT / "_static").rglob("*"):
+        if path.suffix in (".css", ".js"):
+            assert not re.search(r"(https?:)?//[a-z0-9-]+(\.[a-z0-9-]+)+", path.read_text()), \
+                f"{path} names an outside host"

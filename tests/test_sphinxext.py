@@ -15,3 +15,14 @@ def test_executed_notebook_is_copied_under_sources(tmp_path):
 
 def test_page_without_execution_gets_no_notebook(tmp_path):
     assert sphinxext.publish_notebook(tmp_path / "_build" / "html", "book/references") is None
+
+
+def test_repeated_inline_scripts_are_dropped_once():
+    from sphinx.builders.html._assets import _JavaScript
+
+    thebe = "const THEBE_JS_URL = 'x'"
+    context = {"script_files": [_JavaScript("a.js"), _JavaScript("", body=thebe), _JavaScript("b.js"),
+                                _JavaScript(None, body=thebe), _JavaScript("a.js", async_="async")]}
+    sphinxext._drop_repeated_scripts(None, "page", "page.html", context, None)
+    kept = [(s.filename, s.attributes) for s in context["script_files"]]
+    assert kept == [("a.js", {}), ("", {"body": thebe}), ("b.js", {}), ("a.js", {"async_": "async"})]
