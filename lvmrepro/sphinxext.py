@@ -55,7 +55,9 @@ def _drop_repeated_scripts(app, pagename, templatename, context, doctree):
         if key not in seen:
             seen.add(key)
             kept.append(script)
-    context["script_files"] = kept
+    # In place: the list is the builder's own, to which handlers after this one (MathJax's, which
+    # adds its script only to pages with equations) still append.
+    context["script_files"][:] = kept
 
 
 def setup(app):

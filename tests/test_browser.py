@@ -266,7 +266,9 @@ def test_every_built_page_is_visited(site):
 
 def test_front_page_summarises(page, site):
     visit = PageVisit(page, site["url"])
-    visit.open(site["url"])  # index.html forwards to the front page
+    page.goto(site["url"])  # index.html forwards to the front page
+    page.wait_for_url("**/book/intro.html")
+    visit.open(page.url)
     summary = page.locator("#lvm-summary")
     assert summary.count() == 1, "the front page has no verdict summary"
     text = summary.inner_text()

@@ -23,6 +23,8 @@ def test_repeated_inline_scripts_are_dropped_once():
     thebe = "const THEBE_JS_URL = 'x'"
     context = {"script_files": [_JavaScript("a.js"), _JavaScript("", body=thebe), _JavaScript("b.js"),
                                 _JavaScript(None, body=thebe), _JavaScript("a.js", async_="async")]}
+    scripts = context["script_files"]
     sphinxext._drop_repeated_scripts(None, "page", "page.html", context, None)
+    assert context["script_files"] is scripts   # later handlers append to the same list
     kept = [(s.filename, s.attributes) for s in context["script_files"]]
     assert kept == [("a.js", {}), ("", {"body": thebe}), ("b.js", {}), ("a.js", {"async_": "async"})]
