@@ -71,9 +71,11 @@ def table_html(rows: list[dict], columns=None, formats: dict | None = None, capt
         return "<p><em>(no rows)</em></p>"
     columns = columns or list(rows[0])
     formats = formats or {}
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c), formats.get(c)))}</td>" for c in columns)
-                   + "</tr>" for r in rows)
+    # The paper's columns are set apart (muted) from ours, which stand beside them.
+    cls = {c: ' class="lvm-paper-col"' if "paper" in str(c).lower() else "" for c in columns}
+    head = "".join(f"<th{cls[c]}>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td{cls[c]}>{html.escape(_fmt(r.get(c), formats.get(c)))}</td>"
+                                     for c in columns) + "</tr>" for r in rows)
     cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
     table = f'<table class="lvm-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
     return scroll_box(table, caption or "table")

@@ -150,7 +150,7 @@ MATH_STATE = r"""() => {
   const raw = [];
   while (walker.nextNode()) {
     const t = walker.currentNode.textContent;
-    if (/\\\(|\\\)|\\\[|\\\]|\$\$/.test(t)) raw.push(t.trim().slice(0, 80));
+    if (/\\\(|\\\)|\\\[|\\\]|\$\$|(^|[^\\])\$[^$\s][^$\n]*\$/.test(t)) raw.push(t.trim().slice(0, 80));
   }
   return {count: math.length, untypeset: untypeset, raw: raw};
 }"""

@@ -48,3 +48,9 @@ def test_table_sits_in_a_scroll_box_and_escapes_text():
 def test_claims_table_scrolls_too():
     res = {"target": "gmm.x", "claims": [{"holds": None, "statement": "s", "evidence": "e"}]}
     assert report.claims_html(res).startswith('<div class="lvm-scroll"')
+
+
+def test_paper_columns_are_marked_for_the_style_sheet():
+    out = report.table_html([{"x (ours)": 1, "x (paper)": 2}])
+    assert '<th class="lvm-paper-col">x (paper)</th>' in out and '<td class="lvm-paper-col">2</td>' in out
+    assert "<th>x (ours)</th>" in out
