@@ -76,9 +76,10 @@ def table_html(rows: list[dict], columns=None, formats: dict | None = None, capt
     head = "".join(f"<th{cls[c]}>{html.escape(str(c))}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td{cls[c]}>{html.escape(_fmt(r.get(c), formats.get(c)))}</td>"
                                      for c in columns) + "</tr>" for r in rows)
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    table = f'<table class="lvm-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-    return scroll_box(table, caption or "table")
+    table = f'<table class="lvm-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    # The caption stays above the scroll box, so it wraps to the column instead of scrolling away.
+    cap = f'<p class="lvm-caption">{html.escape(caption)}</p>' if caption else ""
+    return f'<div class="lvm-table-block">{cap}{scroll_box(table, caption or "table")}</div>'
 
 
 def scroll_box(inner_html: str, label: str) -> str:

@@ -177,7 +177,7 @@ CLIPPED_TABLES = """() => {
       }
       el = el.parentElement;
     }
-    if (!held) clipped.push((table.caption ? table.caption.textContent : table.rows[0].textContent).slice(0, 80));
+    if (!held) clipped.push(table.rows[0].textContent.slice(0, 80));
   }
   return clipped;
 }"""
@@ -312,7 +312,8 @@ def test_wide_table_scrolls_inside_the_column(page, site):
     """G-MM Table 1 (ours beside the paper's, three initialisations) is wider than the column: it
     must scroll in its own box, with the paper's cells next to ours."""
     PageVisit(page, site["url"]).open(_page_url(site["url"], "notebooks/gmm/02_clustering"))
-    box = page.locator(".lvm-scroll", has=page.locator("caption", has_text="Table 1")).first
+    block = page.locator(".lvm-table-block", has=page.locator(".lvm-caption", has_text="Table 1")).first
+    box = block.locator(".lvm-scroll")
     sizes = box.evaluate("el => ({scroll: el.scrollWidth, client: el.clientWidth})")
     assert sizes["scroll"] > sizes["client"], f"Table 1 fits without scrolling? {sizes}"
     headers = box.locator("th").all_inner_texts()

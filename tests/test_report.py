@@ -40,9 +40,10 @@ def test_number_accepts_spec_template_or_callable():
 
 def test_table_sits_in_a_scroll_box_and_escapes_text():
     out = report.table_html([{"a<b": "x&y", "n": 1.5}], caption="Table <1>")
-    assert out.startswith('<div class="lvm-scroll" role="region" tabindex="0" aria-label="Table &lt;1&gt;">')
+    assert out.startswith('<div class="lvm-table-block"><p class="lvm-caption">Table &lt;1&gt;</p>'
+                          '<div class="lvm-scroll" role="region" tabindex="0" aria-label="Table &lt;1&gt;">')
     assert "<th>a&lt;b</th>" in out and "<td>x&amp;y</td>" in out and "<td>1.5</td>" in out
-    assert out.endswith("</table></div>")
+    assert out.endswith("</table></div></div>")
 
 
 def test_claims_table_scrolls_too():
