@@ -21,17 +21,71 @@ def _fmt(value, fmt=None) -> str:
     return str(value)
 
 
+def number(value, fmt=None) -> str:
+    """``value`` formatted by ``fmt``: a format spec (``".3f"``), a template (``"{:.3f}"``) or a callable.
+
+    ``None`` (a number the paper does not give) is shown as an en dash.
+    """
+    if value is None:
+        return "–"
+    if callable(fmt):
+        return fmt(value)
+    if fmt and "{" in fmt:
+        return fmt.format(value)
+    return _fmt(value, fmt)
+
+
+def compact(x: float) -> str:
+    """Three significant digits from 10⁴ on, whole numbers from 100, two decimals below.
+
+    Objectives in one table span 1 to 10⁷ (per-point k-means costs of four data sets).
+    """
+    return f"{x:.3g}" if abs(x) >= 1e4 else (f"{x:.0f}" if abs(x) >= 100 else f"{x:.2f}")
+
+
+def pm(mean, std, fmt="{:.3f}", best=None) -> str:
+    """``"mean ± std"`` (and ``" (best b)"`` when ``best`` is given), one format for all."""
+    text = f"{number(mean, fmt)} ± {number(std, fmt)}"
+    return text if best is None else f"{text} (best {number(best, fmt)})"
+
+
+def vs_paper(label: str, mean, std, paper_mean, paper_std, fmt="{:.3f}", paper_fmt=None,
+             best=None, paper_best=None) -> dict:
+    """Two adjacent table cells, ``"<label> (ours)"`` and ``"<label> (paper)"``, each ``mean ± std``.
+
+    ``paper_fmt`` defaults to ``fmt`` (the paper often prints fewer digits than we keep). A paper
+    value of ``None`` (not published) gives an en dash; ``best``/``paper_best`` append ``(best b)``.
+    """
+    paper_fmt = fmt if paper_fmt is None else paper_fmt
+    paper = "–" if paper_mean is None else pm(paper_mean, paper_std, paper_fmt, paper_best)
+    return {f"{label} (ours)": pm(mean, std, fmt, best), f"{label} (paper)": paper}
+
+
 def table_html(rows: list[dict], columns=None, formats: dict | None = None, caption: str | None = None) -> str:
-    """An HTML table of ``rows`` (list of dicts); ``columns`` picks and orders keys."""
+    """An HTML table of ``rows`` (list of dicts); ``columns`` picks and orders keys.
+
+    The table sits in its own horizontal scroll box, so a wide table (ours beside the paper's
+    columns) scrolls inside the page's content column instead of being cut off at its edge.
+    """
     if not rows:
         return "<p><em>(no rows)</em></p>"
     columns = columns or list(rows[0])
     formats = formats or {}
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(r.get(c), formats.get(c)))}</td>" for c in columns)
-                   + "</tr>" for r in rows)
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-    return f'<table class="lvm-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    # The paper's columns are set apart (muted) from ours, which stand beside them.
+    cls = {c: ' class="lvm-paper-col"' if "paper" in str(c).lower() else "" for c in columns}
+    head = "".join(f"<th{cls[c]}>{html.escape(str(c))}</th>" for c in columns)
+    body = "".join("<tr>" + "".join(f"<td{cls[c]}>{html.escape(_fmt(r.get(c), formats.get(c)))}</td>"
+                                     for c in columns) + "</tr>" for r in rows)
+    table = f'<table class="lvm-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    # The caption stays above the scroll box, so it wraps to the column instead of scrolling away.
+    cap = f'<p class="lvm-caption">{html.escape(caption)}</p>' if caption else ""
+    return f'<div class="lvm-table-block">{cap}{scroll_box(table, caption or "table")}</div>'
+
+
+def scroll_box(inner_html: str, label: str) -> str:
+    """Wrap wide content in a keyboard-scrollable region (``tabindex`` lets arrow keys scroll it)."""
+    return (f'<div class="lvm-scroll" role="region" tabindex="0" aria-label="{html.escape(label[:80])}">'
+            f"{inner_html}</div>")
 
 
 def claims_html(result: dict) -> str:
@@ -40,8 +94,9 @@ def claims_html(result: dict) -> str:
         word, colour = VERDICT[c["holds"]]
         rows.append(f'<tr><td><strong style="color:{colour}">{word}</strong></td>'
                     f'<td>{html.escape(c["statement"])}</td><td>{html.escape(c["evidence"])}</td></tr>')
-    return ('<table class="lvm-claims"><thead><tr><th>verdict</th><th>claim (paper)</th>'
-            '<th>our evidence</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>")
+    return scroll_box('<table class="lvm-claims"><thead><tr><th>verdict</th><th>claim (paper)</th>'
+                      '<th>our evidence</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>",
+                      f"claims of {result['target']}")
 
 
 def provenance(result: dict) -> str:

@@ -1,55 +1,183 @@
-"""The reproduction scorecard: every claim of every run target, with the verdict and a link."""
+"""The reproduction scorecard: what it holds (data) and how the book shows it (layout), kept apart.
+
+*Data* — :func:`collect` reads the result files into scorecard items and :func:`summary` counts them
+per paper and state. What an item is and which states exist belongs to the verdict rules (today:
+one item per claim, state ``holds`` / ``does not hold`` / ``undecided``).
+
+*Layout* — :func:`summary_html`, :func:`scorecard_html` and :func:`render_html` take any list of
+items, each a dict with at least ``paper``, ``state`` and ``statement`` (optionally ``target``,
+``notebook``, ``scale``, ``evidence``), and per-paper counts ``{paper: {state: n}}``. They never
+look at how a state was decided, so a change of verdict rules changes no layout code. States they
+do not know are shown in a neutral colour, after the known ones.
+"""
 from __future__ import annotations
 
 import html
-from pathlib import Path
+import re
 
 from lvmrepro import PAPERS
-from lvmrepro.report import VERDICT, load_results
+from lvmrepro.report import load_results
+
+# ---------------------------------------------------------------------------------------------
+# Data
+
+CLAIM_STATE = {True: "holds", False: "does not hold", None: "undecided"}
 
 
 def collect(results_dir) -> list[dict]:
-    """One row per claim in the result files of ``results_dir`` (paper targets only)."""
-    rows = []
+    """One item per claim in the result files of ``results_dir`` (paper targets only)."""
+    items = []
     for res in load_results(results_dir):
         paper = res["target"].split(".", 1)[0]
         if paper not in PAPERS:
             continue
         for c in res["claims"]:
-            rows.append({"paper": paper, "target": res["target"], "title": res.get("title", ""),
-                         "notebook": res.get("notebook"), "scale": res["scale"], **c})
-    return rows
+            items.append({"paper": paper, "target": res["target"], "title": res.get("title", ""),
+                          "notebook": res.get("notebook"), "scale": res["scale"], **c,
+                          "state": CLAIM_STATE[c["holds"]]})
+    return items
 
 
-def summary(rows) -> dict:
-    out = {}
-    for r in rows:
-        s = out.setdefault(r["paper"], {True: 0, False: 0, None: 0})
-        s[r["holds"]] += 1
-    return out
+def summary(items) -> dict:
+    """``{paper: {state: count}}``, papers in the book's order, states in order of first appearance."""
+    counts = {paper: {} for paper in PAPERS if any(i["paper"] == paper for i in items)}
+    for item in items:
+        per_state = counts.setdefault(item["paper"], {})
+        per_state[item["state"]] = per_state.get(item["state"], 0) + 1
+    return counts
 
 
-def render_html(rows, from_page: str = "book/scorecard") -> str:
-    """HTML table; notebook links are relative to the page ``from_page`` in the built book."""
-    depth = from_page.count("/")
-    prefix = "../" * depth
-    parts = []
-    counts = summary(rows)
-    if not rows:
+def run_facts(results_dir) -> dict:
+    """The scale(s), number of result files and total recorded runtime behind a scorecard."""
+    results = [r for r in load_results(results_dir) if r["target"].split(".", 1)[0] in PAPERS]
+    return {"scales": sorted({r["scale"] for r in results}), "n_results": len(results),
+            "runtime_s": sum(r.get("runtime_s", 0.0) for r in results)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Layout
+
+# Known states, best first: (colour, one-line meaning). Today's claim verdicts and the item states
+# of the verdict rules both have a place here, so either kind of result file renders.
+STATES = {
+    "reproduced": ("#1a7f37", "every claim of the item holds"),
+    "holds": ("#1a7f37", "our run supports the paper's claim"),
+    "partly reproduced": ("#9a6700", "some claims hold, others do not"),
+    "not reproduced": ("#cf222e", "no claim of the item holds"),
+    "does not hold": ("#cf222e", "our run contradicts the paper's claim"),
+    "inconclusive": ("#6e7781", "too few samples or too small an effect to decide"),
+    "undecided": ("#6e7781", "our run cannot decide the claim"),
+    "not testable here": ("#57606a", "the data or setting is not available here"),
+    "not yet implemented": ("#57606a", "planned, not yet run"),
+}
+_NEUTRAL = "#57606a"
+
+
+def ordered_states(counts: dict) -> list[str]:
+    """States present in ``counts``: known ones in :data:`STATES` order, then unknown ones."""
+    present = {s for per_state in counts.values() for s in per_state}
+    return [s for s in STATES if s in present] + sorted(present - set(STATES))
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def state_badge(state: str) -> str:
+    colour = STATES.get(state, (_NEUTRAL, ""))[0]
+    return (f'<span class="lvm-state lvm-state-{_slug(state)}" style="--lvm-state:{colour}">'
+            f"{html.escape(state)}</span>")
+
+
+def summary_html(counts: dict, chapter_links: dict | None = None) -> str:
+    """Per-paper counts as a table: one row per paper, one column per state, a total.
+
+    ``chapter_links`` maps a paper id to the URL of its chapter (relative to the page).
+    """
+    if not counts:
         return "<p><em>No result files found: run <code>make book</code> (or <code>lvmrepro run all</code>).</em></p>"
-    parts.append("<table><thead><tr><th>paper</th><th>holds</th><th>does not hold</th><th>undecided</th></tr></thead><tbody>")
-    for paper, c in counts.items():
-        parts.append(f"<tr><td>{paper}</td><td>{c[True]}</td><td>{c[False]}</td><td>{c[None]}</td></tr>")
-    parts.append("</tbody></table>")
-    parts.append("<table><thead><tr><th>target</th><th>claim</th><th>verdict</th><th>paper vs ours</th></tr></thead><tbody>")
-    for r in rows:
-        word, colour = VERDICT[r["holds"]]
-        link = html.escape(r["target"])
-        if r["notebook"]:
-            link = f'<a href="{prefix}{r["notebook"]}.html">{link}</a>'
-        parts.append(f'<tr><td>{link}<br><small>{html.escape(r["scale"])}</small></td>'
-                     f'<td>{html.escape(r["statement"])}</td>'
-                     f'<td><strong style="color:{colour}">{word}</strong></td>'
-                     f'<td>{html.escape(r["evidence"])}</td></tr>')
-    parts.append("</tbody></table>")
+    states = ordered_states(counts)
+    chapter_links = chapter_links or {}
+    head = "".join(f"<th>{state_badge(s)}</th>" for s in states)
+    body = []
+    for paper, per_state in counts.items():
+        name = html.escape(PAPERS.get(paper, paper))
+        if paper in chapter_links:
+            name = f'<a href="{html.escape(chapter_links[paper])}">{name}</a>'
+        cells = "".join(f'<td class="lvm-count">{per_state.get(s, 0)}</td>' for s in states)
+        body.append(f"<tr><td>{name}</td>{cells}<td class=\"lvm-count\">{sum(per_state.values())}</td></tr>")
+    table = (f'<table class="lvm-summary-table"><thead><tr><th>paper</th>{head}<th>total</th></tr></thead>'
+             f"<tbody>{''.join(body)}</tbody></table>")
+    return f'<div class="lvm-scroll" role="region" tabindex="0" aria-label="verdicts per paper">{table}</div>'
+
+
+def _filter_html(counts: dict) -> str:
+    total = sum(sum(c.values()) for c in counts.values())
+    buttons = [f'<button type="button" class="lvm-filter-button" data-state="all" aria-pressed="true">'
+               f"all <span class=\"lvm-count\">{total}</span></button>"]
+    for state in ordered_states(counts):
+        n = sum(c.get(state, 0) for c in counts.values())
+        buttons.append(f'<button type="button" class="lvm-filter-button" data-state="{html.escape(state)}" '
+                       f'aria-pressed="false">{state_badge(state)} <span class="lvm-count">{n}</span></button>')
+    return (f'<div class="lvm-filter" role="group" aria-label="show items by state">'
+            f'<span class="lvm-filter-label">Show:</span>{"".join(buttons)}</div>')
+
+
+def _item_row(item: dict, prefix: str, show_scale: bool) -> str:
+    target = html.escape(item.get("target", ""))
+    if item.get("notebook"):
+        target = f'<a href="{prefix}{html.escape(item["notebook"])}.html">{target}</a>'
+    scale = f"<br><small>{html.escape(item['scale'])}</small>" if show_scale and item.get("scale") else ""
+    return (f'<tr class="lvm-item" data-state="{html.escape(item["state"])}">'
+            f"<td>{target}{scale}</td><td>{html.escape(item['statement'])}</td>"
+            f"<td>{state_badge(item['state'])}</td><td>{html.escape(item.get('evidence', ''))}</td></tr>")
+
+
+def scorecard_html(items, counts: dict, from_page: str = "book/scorecard") -> str:
+    """The scorecard: a filter by state, then one section per paper with its items.
+
+    Notebook links are made relative to the page ``from_page`` of the built book. The filter is
+    plain JavaScript shipped with the book (``_static/lvm-scorecard.js``); without it every item
+    shows.
+    """
+    if not items:
+        return summary_html(counts)
+    prefix = "../" * from_page.count("/")
+    show_scale = len({i.get("scale") for i in items}) > 1   # one scale is said once, above
+    parts = [f'<div id="lvm-scorecard" class="lvm-scorecard">{_filter_html(counts)}']
+    for paper, per_state in counts.items():
+        rows = "".join(_item_row(i, prefix, show_scale) for i in items if i["paper"] == paper)
+        tally = ", ".join(f"{n} {s}" for s, n in per_state.items())
+        parts.append(
+            f'<section class="lvm-paper" id="scorecard-{_slug(paper)}" data-paper="{html.escape(paper)}">'
+            f"<h2>{html.escape(PAPERS.get(paper, paper))}</h2><p class=\"lvm-tally\">{html.escape(tally)}</p>"
+            f'<div class="lvm-scroll" role="region" tabindex="0" aria-label="scorecard: {html.escape(paper)}">'
+            f'<table class="lvm-items"><thead><tr><th>target</th><th>claim (paper)</th><th>state</th>'
+            f"<th>our evidence</th></tr></thead><tbody>{rows}</tbody></table></div>"
+            f'<p class="lvm-empty" hidden>No item of this paper is in the chosen state.</p></section>')
+    parts.append("</div>")
     return "".join(parts)
+
+
+def render_html(items, from_page: str = "book/scorecard") -> str:
+    """Counts per paper, then the filterable scorecard (both from the same items)."""
+    counts = summary(items)
+    sections = {paper: f"#scorecard-{_slug(paper)}" for paper in counts}
+    return summary_html(counts, sections) + scorecard_html(items, counts, from_page)
+
+
+def front_page_html(counts: dict, facts: dict, scale: str, chapter_links: dict) -> str:
+    """The front page's summary: the build's scale and recorded runtime, then the counts per paper.
+
+    ``facts`` is :func:`run_facts`; ``chapter_links`` maps paper ids to chapter URLs.
+    """
+    scales = ", ".join(facts["scales"]) or "none"
+    note = "" if facts["scales"] in ([], [scale]) else (
+        f' <em>(the result files found are at scale {html.escape(scales)})</em>')
+    facts_html = (
+        '<div class="lvm-facts">'
+        f"<div>built at scale <strong>{html.escape(scale)}</strong>{note}</div>"
+        f"<div><strong>{facts['n_results']}</strong> result files</div>"
+        f"<div>total recorded runtime <strong>{facts['runtime_s'] / 60:.1f} min</strong></div>"
+        "</div>")
+    return f'<div id="lvm-summary" class="lvm-summary">{facts_html}{summary_html(counts, chapter_links)}</div>'

@@ -22,3 +22,14 @@ def shared_data_available() -> bool:
 
 
 needs_data = pytest.mark.skipif(not shared_data_available(), reason="shared data folder not present")
+
+
+@pytest.fixture(scope="session")
+def smoke_book():
+    """The book built at smoke scale with every notebook executed (once per session).
+
+    ``$LVMREPRO_BOOK_HTML`` names an already built site to use instead.
+    """
+    import smoke_book as book
+
+    return book.prebuilt() or book.build()

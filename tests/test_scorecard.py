@@ -1,0 +1,86 @@
+"""The scorecard's data functions (collect, summary, run_facts) and its layout, kept apart."""
+import json
+import re
+
+import pytest
+
+from lvmrepro import scorecard
+
+
+def _result(target, claims, scale="smoke", runtime=2.0):
+    return {"target": target, "title": f"title of {target}", "scale": scale, "runtime_s": runtime,
+            "notebook": f"notebooks/{target.split('.')[0]}/01_x",
+            "claims": [{"id": f"c{i}", "statement": f"claim {i} of {target}", "holds": h, "evidence": "ev"}
+                       for i, h in enumerate(claims)]}
+
+
+@pytest.fixture
+def results_dir(tmp_path):
+    for res in [_result("gmm.table1", [True, False, None]), _result("spl.fig3", [True]),
+                _result("toy.demo", [True], runtime=100.0)]:
+        (tmp_path / f"{res['target']}.json").write_text(json.dumps(res))
+    (tmp_path / "broken.json").write_text("{not json")
+    return tmp_path
+
+
+def test_collect_one_item_per_claim_of_paper_targets(results_dir):
+    items = scorecard.collect(results_dir)
+    assert [(i["target"], i["state"]) for i in items] == [
+        ("gmm.table1", "holds"), ("gmm.table1", "does not hold"), ("gmm.table1", "undecided"), ("spl.fig3", "holds")]
+    assert items[0]["paper"] == "gmm" and items[0]["notebook"] == "notebooks/gmm/01_x"
+
+
+def test_summary_counts_per_paper_and_state_in_book_order(results_dir):
+    counts = scorecard.summary(scorecard.collect(results_dir))
+    assert counts == {"gmm": {"holds": 1, "does not hold": 1, "undecided": 1}, "spl": {"holds": 1}}
+
+
+def test_run_facts_leave_out_non_paper_targets(results_dir):
+    assert scorecard.run_facts(results_dir) == {"scales": ["smoke"], "n_results": 2, "runtime_s": 4.0}
+
+
+# Layout: any states (here the item states the verdict rules will produce, and one nobody knows).
+ITEMS = [{"paper": "gmm", "state": "reproduced", "statement": "Table 1", "target": "gmm.table1",
+          "notebook": "notebooks/gmm/02_clustering", "evidence": "6/6 cells"},
+         {"paper": "gmm", "state": "not testable here", "statement": "Table 3 <scenes>"},
+         {"paper": "convexmr", "state": "partly reproduced", "statement": "Table 1", "target": "convexmr.table1"},
+         {"paper": "convexmr", "state": "brand-new state", "statement": "Figure 9"}]
+
+
+def test_layout_splits_by_paper_and_marks_every_item_with_its_state():
+    counts = scorecard.summary(ITEMS)
+    out = scorecard.scorecard_html(ITEMS, counts, from_page="book/scorecard")
+    papers = re.findall(r'<section class="lvm-paper" id="scorecard-(\w+)"', out)
+    assert papers == ["gmm", "convexmr"]
+    assert re.findall(r'<tr class="lvm-item" data-state="([^"]+)"', out) == [i["state"] for i in ITEMS]
+    assert '<a href="../notebooks/gmm/02_clustering.html">gmm.table1</a>' in out
+    assert "Table 3 &lt;scenes&gt;" in out
+
+
+def test_filter_offers_each_present_state_with_its_count_known_states_first():
+    counts = scorecard.summary(ITEMS)
+    out = scorecard.scorecard_html(ITEMS, counts)
+    states = re.findall(r'class="lvm-filter-button" data-state="([^"]+)"', out)
+    assert states == ["all", "reproduced", "partly reproduced", "not testable here", "brand-new state"]
+    assert re.search(r'data-state="all"[^>]*>all <span class="lvm-count">4</span>', out)
+
+
+def test_summary_table_uses_the_counts_it_is_given():
+    counts = {"spl": {"inconclusive": 3, "reproduced": 2}}
+    out = scorecard.summary_html(counts, {"spl": "spl.html"})
+    assert '<a href="spl.html">' in out
+    cells = re.findall(r'<td class="lvm-count">(\d+)</td>', out)
+    assert cells == ["2", "3", "5"]   # reproduced, inconclusive (STATES order), total
+
+
+def test_front_page_states_scale_runtime_and_links():
+    facts = {"scales": ["default"], "n_results": 24, "runtime_s": 750.0}
+    out = scorecard.front_page_html({"gmm": {"holds": 2}}, facts, "default", {"gmm": "gmm.html"})
+    assert 'id="lvm-summary"' in out and "<strong>default</strong>" in out and "12.5 min" in out
+    assert '<a href="gmm.html">' in out and "result files found are at" not in out
+    mismatch = scorecard.front_page_html({}, facts, "paper", {})
+    assert "result files found are at scale default" in mismatch
+
+
+def test_no_results_says_how_to_make_them():
+    assert "make book" in scorecard.render_html([])
