@@ -1,14 +1,15 @@
 """The reproduction scorecard: what it holds (data) and how the book shows it (layout), kept apart.
 
-*Data* — :func:`collect` reads the result files into scorecard items and :func:`summary` counts them
-per paper and state. What an item is and which states exist belongs to the verdict rules (today:
-one item per claim, state ``holds`` / ``does not hold`` / ``undecided``).
+*Data* -- :func:`collect` turns the result files into one scorecard item per item of the four papers
+(:mod:`lvmrepro.papers`: every table, figure, algorithm and theorem), each with its state computed from
+its targets' claims (reproduced / partly reproduced / not reproduced / inconclusive), or from its checks
+(checked), or why it is not testable here or not yet implemented; :func:`summary` counts the items per
+paper and state; :func:`collect_checks` lists the checks (properties our code guarantees, never counted
+as reproductions); :func:`collect_beyond` the claims of targets beyond the papers.
 
-*Layout* — :func:`summary_html`, :func:`scorecard_html` and :func:`render_html` take any list of
+*Layout* -- :func:`summary_html`, :func:`scorecard_html` and :func:`render_html` take any list of
 items, each a dict with at least ``paper``, ``state`` and ``statement`` (optionally ``target``,
-``notebook``, ``scale``, ``evidence``), and per-paper counts ``{paper: {state: n}}``. They never
-look at how a state was decided, so a change of verdict rules changes no layout code. States they
-do not know are shown in a neutral colour, after the known ones.
+``notebook``, ``scale``, ``evidence``, ``claims``), and per-paper counts ``{paper: {state: n}}``.
 """
 from __future__ import annotations
 
@@ -21,21 +22,70 @@ from lvmrepro.report import load_results
 # ---------------------------------------------------------------------------------------------
 # Data
 
-CLAIM_STATE = {True: "holds", False: "does not hold", None: "undecided"}
+CLAIM_STATE = {True: "holds", False: "does not hold", None: "inconclusive"}
+
+
+def _results(results_dir) -> dict:
+    return {r["target"]: r for r in load_results(results_dir) if isinstance(r, dict) and "target" in r}
+
+
+def _claim_line(c: dict) -> dict:
+    return {"id": c["id"], "statement": c["statement"], "state": CLAIM_STATE[c["holds"]],
+            "evidence": c.get("evidence", ""), "n": c.get("n"), "p": c.get("p"), "test": c.get("test"),
+            "reason": c.get("reason")}
 
 
 def collect(results_dir) -> list[dict]:
-    """One item per claim in the result files of ``results_dir`` (paper targets only)."""
-    items = []
-    for res in load_results(results_dir):
-        paper = res["target"].split(".", 1)[0]
-        if paper not in PAPERS:
+    """One item per item of the four papers, in the papers' order, with its state and its claims."""
+    from lvmrepro.papers import ITEMS, item_state
+    results = _results(results_dir)
+    out = []
+    for item in ITEMS:
+        st = item_state(item, results)
+        first = results.get(st["targets"][0]) if st["targets"] else None
+        n_claims = len(st["claims"])
+        tally = {}
+        for c in st["claims"]:
+            tally[CLAIM_STATE[c["holds"]]] = tally.get(CLAIM_STATE[c["holds"]], 0) + 1
+        parts = [f"{n} {k}" for k, n in tally.items()]
+        if st["checks"]:
+            parts.append(f"checks {sum(c['passed'] for c in st['checks'])} of {len(st['checks'])} pass")
+        evidence = (f"{n_claims} claim{'s' * (n_claims != 1)}: " if n_claims else "") + ", ".join(parts)
+        if st["reason"]:
+            evidence = (evidence + ". " if evidence else "") + st["reason"]
+        out.append({"paper": item.paper, "item": item.label, "statement": f"{item.label}: {item.description}",
+                    "state": st["state"], "target": ", ".join(st["targets"] or item.targets),
+                    "notebook": first.get("notebook") if first else None,
+                    "scale": ", ".join(st.get("scale", [])), "evidence": evidence,
+                    "claims": [_claim_line(c) for c in st["claims"]], "reason": st["reason"]})
+    return out
+
+
+def collect_checks(results_dir) -> list[dict]:
+    """Every check of every paper target: what our code guarantees or verifies, and whether it passed."""
+    rows = []
+    for name, res in _results(results_dir).items():
+        if name.split(".", 1)[0] not in PAPERS:
             continue
-        for c in res["claims"]:
-            items.append({"paper": paper, "target": res["target"], "title": res.get("title", ""),
-                          "notebook": res.get("notebook"), "scale": res["scale"], **c,
-                          "state": CLAIM_STATE[c["holds"]]})
-    return items
+        for c in res.get("checks", []):
+            rows.append({"paper": name.split(".", 1)[0], "target": name, "notebook": res.get("notebook"),
+                         "id": c["id"], "statement": c["statement"], "passed": c["passed"],
+                         "evidence": c.get("evidence", "")})
+    return rows
+
+
+def collect_beyond(results_dir) -> list[dict]:
+    """Claims of the targets that go beyond the papers (no paper item carries them)."""
+    from lvmrepro.papers import ITEMS
+    carried = {t for i in ITEMS for t in i.targets}
+    rows = []
+    for name, res in _results(results_dir).items():
+        if name.split(".", 1)[0] not in PAPERS or name in carried:
+            continue
+        for c in res.get("claims", []):
+            rows.append({"paper": name.split(".", 1)[0], "target": name, "notebook": res.get("notebook"),
+                         "scale": res["scale"], **_claim_line(c)})
+    return rows
 
 
 def summary(items) -> dict:
@@ -61,14 +111,18 @@ def run_facts(results_dir) -> dict:
 # of the verdict rules both have a place here, so either kind of result file renders.
 STATES = {
     "reproduced": ("#1a7f37", "every claim of the item holds"),
+    "checked": ("#1a7f37", "no empirical claim to test; every check of our implementation passes"),
     "holds": ("#1a7f37", "our run supports the paper's claim"),
     "partly reproduced": ("#9a6700", "some claims hold, others do not"),
     "not reproduced": ("#cf222e", "no claim of the item holds"),
     "does not hold": ("#cf222e", "our run contradicts the paper's claim"),
     "inconclusive": ("#6e7781", "too few samples or too small an effect to decide"),
     "undecided": ("#6e7781", "our run cannot decide the claim"),
+    "check failed": ("#cf222e", "a check of our implementation failed"),
     "not testable here": ("#57606a", "the data or setting is not available here"),
     "not yet implemented": ("#57606a", "planned, not yet run"),
+    "passes": ("#1a7f37", "the check passed"),
+    "fails": ("#cf222e", "the check failed"),
 }
 _NEUTRAL = "#57606a"
 
@@ -128,9 +182,43 @@ def _item_row(item: dict, prefix: str, show_scale: bool) -> str:
     if item.get("notebook"):
         target = f'<a href="{prefix}{html.escape(item["notebook"])}.html">{target}</a>'
     scale = f"<br><small>{html.escape(item['scale'])}</small>" if show_scale and item.get("scale") else ""
+    claims = item.get("claims") or []
+    detail = html.escape(item.get("evidence", ""))
+    if claims:
+        lines = "".join(f"<li>{state_badge(c['state'])} {html.escape(c['statement'])}"
+                        f"<br><small>{html.escape(c['evidence'])}"
+                        f"{(' — ' + html.escape(c['reason'])) if c.get('reason') and c['state'] == 'inconclusive' else ''}"
+                        f"</small></li>" for c in claims)
+        detail += f'<ul class="lvm-claims">{lines}</ul>'
     return (f'<tr class="lvm-item" data-state="{html.escape(item["state"])}">'
             f"<td>{target}{scale}</td><td>{html.escape(item['statement'])}</td>"
-            f"<td>{state_badge(item['state'])}</td><td>{html.escape(item.get('evidence', ''))}</td></tr>")
+            f"<td>{state_badge(item['state'])}</td><td>{detail}</td></tr>")
+
+
+def checks_html(checks) -> str:
+    """The sanity checks, apart from the claims: "N of N pass", then one row per check."""
+    if not checks:
+        return "<p><em>No checks in the result files.</em></p>"
+    n_pass = sum(c["passed"] for c in checks)
+    rows = "".join(f"<tr><td>{html.escape(c['target'])}</td><td>{html.escape(c['statement'])}</td>"
+                   f"<td>{state_badge('passes' if c['passed'] else 'fails')}</td>"
+                   f"<td>{html.escape(c['evidence'])}</td></tr>" for c in checks)
+    return (f"<p><strong>Sanity checks: {n_pass} of {len(checks)} pass.</strong> These are properties our "
+            "code guarantees or verifies (invariants of a proof, touching bounds, certified gaps); they "
+            "are never counted as reproductions.</p>"
+            '<div class="lvm-scroll" role="region" tabindex="0" aria-label="sanity checks">'
+            '<table class="lvm-items lvm-checks"><thead><tr><th>target</th><th>check</th><th>result</th>'
+            f"<th>evidence</th></tr></thead><tbody>{rows}</tbody></table></div>")
+
+
+def beyond_html(rows) -> str:
+    if not rows:
+        return "<p><em>No targets beyond the papers in the result files.</em></p>"
+    body = "".join(f"<tr><td>{html.escape(r['target'])}</td><td>{html.escape(r['statement'])}</td>"
+                   f"<td>{state_badge(r['state'])}</td><td>{html.escape(r['evidence'])}</td></tr>" for r in rows)
+    return ('<div class="lvm-scroll" role="region" tabindex="0" aria-label="beyond the papers">'
+            '<table class="lvm-items"><thead><tr><th>target</th><th>claim</th><th>verdict</th>'
+            f"<th>evidence</th></tr></thead><tbody>{body}</tbody></table></div>")
 
 
 def scorecard_html(items, counts: dict, from_page: str = "book/scorecard") -> str:
@@ -152,8 +240,8 @@ def scorecard_html(items, counts: dict, from_page: str = "book/scorecard") -> st
             f'<section class="lvm-paper" id="scorecard-{_slug(paper)}" data-paper="{html.escape(paper)}">'
             f"<h2>{html.escape(PAPERS.get(paper, paper))}</h2><p class=\"lvm-tally\">{html.escape(tally)}</p>"
             f'<div class="lvm-scroll" role="region" tabindex="0" aria-label="scorecard: {html.escape(paper)}">'
-            f'<table class="lvm-items"><thead><tr><th>target</th><th>claim (paper)</th><th>state</th>'
-            f"<th>our evidence</th></tr></thead><tbody>{rows}</tbody></table></div>"
+            f'<table class="lvm-items"><thead><tr><th>target</th><th>item of the paper</th><th>state</th>'
+            f"<th>its claims and our evidence</th></tr></thead><tbody>{rows}</tbody></table></div>"
             f'<p class="lvm-empty" hidden>No item of this paper is in the chosen state.</p></section>')
     parts.append("</div>")
     return "".join(parts)
