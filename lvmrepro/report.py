@@ -8,7 +8,7 @@ import html
 import json
 from pathlib import Path
 
-VERDICT = {True: ("holds", "#1a7f37"), False: ("does not hold", "#cf222e"), None: ("undecided", "#9a6700")}
+VERDICT = {True: ("holds", "#1a7f37"), False: ("does not hold", "#cf222e"), None: ("inconclusive", "#9a6700")}
 
 
 def _fmt(value, fmt=None) -> str:
@@ -88,15 +88,46 @@ def scroll_box(inner_html: str, label: str) -> str:
             f"{inner_html}</div>")
 
 
+def _decision(c: dict) -> str:
+    """How a claim was decided: the test, the sample size and unit, p and the interval when paired."""
+    bits = []
+    if c.get("test") and c["test"] != "legacy":
+        bits.append(c["test"])
+    if c.get("n") is not None:
+        bits.append(f"n = {c['n']}" + (f" {c['unit']}s" if c.get("unit") else ""))
+    if c.get("p") is not None:
+        bits.append(f"p = {c['p']:.3g}")
+    if c.get("ci"):
+        bits.append(f"95% CI [{c['ci'][0]:.3g}, {c['ci'][1]:.3g}]")
+    if c.get("holds") is None and c.get("reason"):
+        bits.append(f"inconclusive: {c['reason']}")
+    return "; ".join(bits)
+
+
 def claims_html(result: dict) -> str:
+    """The target's claims (verdicts of the paper's statements) and, apart, its checks."""
     rows = []
     for c in result["claims"]:
         word, colour = VERDICT[c["holds"]]
+        how = _decision(c)
         rows.append(f'<tr><td><strong style="color:{colour}">{word}</strong></td>'
-                    f'<td>{html.escape(c["statement"])}</td><td>{html.escape(c["evidence"])}</td></tr>')
-    return scroll_box('<table class="lvm-claims"><thead><tr><th>verdict</th><th>claim (paper)</th>'
-                      '<th>our evidence</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>",
-                      f"claims of {result['target']}")
+                    f'<td>{html.escape(c["statement"])}</td><td>{html.escape(c["evidence"])}'
+                    f'{"<br><small>" + html.escape(how) + "</small>" if how else ""}</td></tr>')
+    out = scroll_box('<table class="lvm-claims"><thead><tr><th>verdict</th><th>claim (paper)</th>'
+                     '<th>our evidence</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>",
+                     f"claims of {result['target']}") if rows else ""
+    checks = result.get("checks", [])
+    if checks:
+        n_pass = sum(c["passed"] for c in checks)
+        crow = "".join(f'<tr><td>{"passes" if c["passed"] else "<strong>FAILS</strong>"}</td>'
+                       f'<td>{html.escape(c["statement"])}</td><td>{html.escape(c["evidence"])}</td></tr>'
+                       for c in checks)
+        out += (f'<p class="lvm-checks-head"><small>Checks of our implementation ({n_pass} of {len(checks)} pass; '
+                'not counted as reproductions):</small></p>'
+                + scroll_box('<table class="lvm-claims lvm-checks"><thead><tr><th>check</th><th>property</th>'
+                             '<th>evidence</th></tr></thead><tbody>' + crow + "</tbody></table>",
+                             f"checks of {result['target']}"))
+    return out
 
 
 def provenance(result: dict) -> str:

@@ -23,16 +23,39 @@ def results_dir(tmp_path):
     return tmp_path
 
 
-def test_collect_one_item_per_claim_of_paper_targets(results_dir):
+def test_collect_one_item_per_paper_item_with_its_state(results_dir):
+    from lvmrepro.papers import ITEMS
     items = scorecard.collect(results_dir)
-    assert [(i["target"], i["state"]) for i in items] == [
-        ("gmm.table1", "holds"), ("gmm.table1", "does not hold"), ("gmm.table1", "undecided"), ("spl.fig3", "holds")]
-    assert items[0]["paper"] == "gmm" and items[0]["notebook"] == "notebooks/gmm/01_x"
+    assert len(items) == len(ITEMS)                               # every item of the four papers
+    by = {(i["paper"], i["item"]): i for i in items}
+    t1 = by[("gmm", "Table 1")]
+    assert t1["state"] == "partly reproduced" and [c["state"] for c in t1["claims"]] == [
+        "holds", "does not hold", "inconclusive"]
+    assert t1["notebook"] == "notebooks/gmm/01_x"
+    assert by[("spl", "Figure 3")]["state"] == "reproduced"
+    assert by[("gmm", "Table 3")]["state"] == "not yet implemented"
+    assert by[("groupnorm", "Figure 1")]["state"] == "not testable here"
+
+
+def test_item_states_follow_the_rules():
+    from lvmrepro.papers import Item, item_state
+    it = Item("gmm", "Table 9", "x", ("gmm.t",))
+    res = lambda claims, checks=(): {"gmm.t": {"target": "gmm.t", "scale": "paper", "claims": [  # noqa: E731
+        {"id": str(i), "statement": "s", "holds": h, "test": "t"} for i, h in enumerate(claims)],
+        "checks": [{"id": "k", "statement": "s", "passed": p} for p in checks]}}
+    assert item_state(it, res([True, True]))["state"] == "reproduced"
+    assert item_state(it, res([True, None]))["state"] == "partly reproduced"
+    assert item_state(it, res([False, None]))["state"] == "not reproduced"
+    assert item_state(it, res([None, None]))["state"] == "inconclusive"
+    assert item_state(it, res([], [True, True]))["state"] == "checked"
+    assert item_state(it, res([], [True, False]))["state"] == "check failed"
+    assert item_state(it, {})["state"] == "not yet implemented"
 
 
 def test_summary_counts_per_paper_and_state_in_book_order(results_dir):
     counts = scorecard.summary(scorecard.collect(results_dir))
-    assert counts == {"gmm": {"holds": 1, "does not hold": 1, "undecided": 1}, "spl": {"holds": 1}}
+    assert list(counts) == ["gmm", "groupnorm", "spl", "convexmr"]
+    assert counts["gmm"]["partly reproduced"] == 1 and counts["spl"]["reproduced"] == 4   # Algorithms 1-3 and Figure 3
 
 
 def test_run_facts_leave_out_non_paper_targets(results_dir):
