@@ -223,18 +223,21 @@ class RBoWModel(LatentModel):
         ybar, hbar, _ = self._best_class(w, X, A, S)
         return ybar, hbar
 
-    def inference_terms(self, w, X, Y, H=None) -> InferenceTerms:
-        """All objective terms from one BLAS product: class scores, then the part maps of two classes."""
+    def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
+        """All objective terms from one BLAS product: class scores, then the part maps of two classes
+        (``complete=False`` skips the latent completion under the true class: ``best``/``h_best`` None)."""
         Y = self.check_outputs(X, Y)
         A, S = self._class_table(w, X)
         n = len(Y)
         ybar, hbar, aug = self._best_class(w, X, A, S, Y)
-        h_best, best = rbow_latent_completion(A, self.unpack(self.check_w(w))[1], Y)
+        h_best = best = None
+        if complete:
+            h_best, best = rbow_latent_completion(A, self.unpack(self.check_w(w))[1], Y)
+            h_best = h_best.reshape(n, *self.grid)
         fixed = None
         if H is not None:
             fixed = self._fixed_scores(A, self.unpack(self.check_w(w))[1], Y, self.check_latent(X, H))
-        return InferenceTerms(aug=aug, ybar=ybar, hbar=hbar, best=best, h_best=h_best.reshape(n, *self.grid),
-                              fixed=fixed)
+        return InferenceTerms(aug=aug, ybar=ybar, hbar=hbar, best=best, h_best=h_best, fixed=fixed)
 
     def init_latent(self, X, Y, how: str = "random", rng: np.random.Generator | None = None):
         """``"random"``: a uniform random part per region (needs ``rng``); ``"potts:<lambda>"``: the

@@ -1,0 +1,495 @@
+"""G-MM chapter, scene recognition: the reconfigurable bag-of-words model (RBoW) trained by CCP, G-MM with
+random bounds and G-MM with the Potts bias (Naderi et al. 2019, section 5.3, Table 3, Table 4 scene rows,
+section 5.4) -- notebook ``notebooks/gmm/06_scenes``.
+
+Stand-ins (both real): 15-Scene (15 classes, 100 training + 100 test images each) for MIT-Indoor-67,
+and the last convolutional feature map of EfficientNet-Lite0 (ImageNet) for the hybrid network's fc7;
+PCA to 240 dimensions fitted on the training regions (:mod:`lvmrepro.scenes.features`).
+
+Protocol (all parameters of the targets):
+
+* **model** :class:`~lvmrepro.lssvm.models.rbow.RBoWModel`: ``n_parts`` shared parts, 10 x 10 regions,
+  0-1 loss; objective (8) ``F(w) = lam/2 ||w||^2 + 1/n sum_i [max_{y,z} (w.phi + Delta) - max_z w.phi(x_i, y_i, z)]``;
+* **initialisations** (the columns): five random part maps (seeds) and the graph-cut maps of the discovered
+  parts at Potts penalty ``lambda`` in {0, .25, .5, 1} (:mod:`lvmrepro.scenes.parts`, :mod:`lvmrepro.scenes.init`);
+* **learners**: CCP (MM: the touching bound, ``eta = 1``), G-MM random (``repetitions`` runs, averaged) and
+  G-MM biased (:class:`~lvmrepro.scenes.bounds.SceneBounds`), ``eta = 0.1``, each run by the generic driver
+  :func:`lvmrepro.gmm.driver.run` until ``d_t < eps`` or ``max_iter`` iterations;
+* **convex step**: the engine's warm-started cutting plane (:class:`~lvmrepro.lssvm.inner.CuttingPlane`; its
+  planes are re-used across the bounds of a run) with at most ``inner_iter`` planes per bound and duality-gap
+  target ``solver_tol``; every solve's certified gap is recorded.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import time
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from lvmrepro import stats
+from lvmrepro.experiments import claim, target
+from lvmrepro.params import Float, Int, List, Param
+
+_CLASS_NAMES = ("Bedroom", "Coast", "Forest", "Highway", "Industrial", "InsideCity", "Kitchen", "LivingRoom",
+                "Mountain", "Office", "OpenCountry", "Store", "Street", "Suburb", "TallBuilding")
+
+METHODS = ("CCP", "G-MM random", "G-MM biased")
+KIND = {"CCP": "ccp", "G-MM random": "random", "G-MM biased": "biased"}
+LAMBDAS = (0.0, 0.25, 0.5, 1.0)
+
+# G-MM paper, Table 3 (p. 8): accuracy (%) and training objective (O.F.) on MIT-Indoor-67; the random
+# column is mean +- std over five seeds.
+PAPER_TABLE3 = {
+    "source": "Naderi et al. 2019 (G-MM), Table 3 (MIT-Indoor-67)",
+    "columns": ["random", "0.0", "0.25", "0.5", "1.0"],
+    "rows": [
+        {"method": "CCP", "init": "random", "accuracy": 41.94, "accuracy_std": 1.1, "objective": 15.20},
+        {"method": "CCP", "init": "0.0", "accuracy": 40.88, "objective": 14.81},
+        {"method": "CCP", "init": "0.25", "accuracy": 43.99, "objective": 14.77},
+        {"method": "CCP", "init": "0.5", "accuracy": 45.60, "objective": 14.72},
+        {"method": "CCP", "init": "1.0", "accuracy": 46.62, "objective": 14.70},
+        {"method": "G-MM random", "init": "random", "accuracy": 47.51, "accuracy_std": 0.7, "objective": 14.89},
+        {"method": "G-MM random", "init": "0.0", "accuracy": 43.38, "objective": 14.71},
+        {"method": "G-MM random", "init": "0.25", "accuracy": 44.41, "objective": 14.70},
+        {"method": "G-MM random", "init": "0.5", "accuracy": 47.12, "objective": 14.66},
+        {"method": "G-MM random", "init": "1.0", "accuracy": 49.88, "objective": 14.58},
+        {"method": "G-MM biased", "init": "random", "accuracy": 49.34, "accuracy_std": 0.9, "objective": 14.55},
+        {"method": "G-MM biased", "init": "0.0", "accuracy": 44.83, "objective": 14.63},
+        {"method": "G-MM biased", "init": "0.25", "accuracy": 48.07, "objective": 14.51},
+        {"method": "G-MM biased", "init": "0.5", "accuracy": 53.68, "objective": 14.33},
+        {"method": "G-MM biased", "init": "1.0", "accuracy": 56.03, "objective": 14.32},
+    ],
+    "timing": "section 5.4: optimising the bounds takes orders of magnitude longer than sampling them "
+              "(a couple of hours vs. a few seconds)",
+}
+# G-MM paper, Table 4, scene recognition rows: outer iterations to converge.
+PAPER_TABLE4_SCENE = {
+    "source": "Naderi et al. 2019 (G-MM), Table 4 (scene recognition rows)",
+    "rows": [{"init": "0.0", "CCP": 145, "G-MM random": 107, "G-MM biased": 87},
+             {"init": "1.0", "CCP": 65, "G-MM random": 69, "G-MM biased": 138}],
+}
+PAPER_EFFECTS = {   # mean paired differences over the nine initialisations in the paper's Table 3 (for the notes)
+    "random-vs-ccp accuracy": 3.95, "biased-vs-ccp accuracy": 6.96, "biased-vs-random accuracy": 3.01,
+}
+
+
+# --------------------------------------------------------------------------- data, parts, initial maps
+def _source_tag() -> str:
+    """Hash of the modules whose code determines the cached parts and initial maps."""
+    import lvmrepro.scenes.init as mi
+    import lvmrepro.scenes.parts as mp
+    import lvmrepro.scenes.potts as mpo
+    h = hashlib.sha256()
+    for mod in (mp, mi, mpo):
+        h.update(Path(mod.__file__).read_bytes())
+    return h.hexdigest()[:16]
+
+
+@lru_cache(maxsize=2)
+def scene_data(classes: tuple | None, per_class: int | None, dim: int):
+    """15-Scene regions after PCA (memoised per process; the arrays are cached on disk by the loader)."""
+    from lvmrepro.scenes.features import load_scene_data
+    return load_scene_data(dim, classes=None if classes is None else list(classes), per_class=per_class)
+
+
+def initial_maps(p: dict, seed: int):
+    """The discovered parts' initial maps at every Potts lambda (cached on disk by data, parameters and code).
+
+    Returns ``(maps, info)``: ``maps[lambda]`` int64 (n, 10, 10); ``info`` the part discovery's summary and
+    the coherence of each lambda's maps.
+    """
+    from lvmrepro.io import atomic_write_bytes, cache_root
+    from lvmrepro.lssvm.models.rbow import RBoWModel
+    from lvmrepro.scenes.init import coherence
+    from lvmrepro.scenes.parts import discover_parts
+    data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
+    key = hashlib.sha256(json.dumps({"images": [im.sha256 for im in data.train_images], "dim": p["pca_dim"],
+                                     "parts": p["n_parts"], "iterations": p["kmeans_iterations"], "seed": seed,
+                                     "lambdas": list(p["lambdas"]), "code": _source_tag()}).encode()).hexdigest()[:20]
+    path = cache_root() / "scene-initial-maps" / f"{key}.npz"
+    if path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                maps = {float(lam): z[f"H_{lam}"] for lam in p["lambdas"]}
+                info = json.loads(str(z["info"]))
+            return maps, {**info, "from_cache": True}
+        except (OSError, ValueError, KeyError):
+            pass
+    t0 = time.perf_counter()
+    parts = discover_parts(data.X_train, data.y_train, data.n_classes, np.random.default_rng(seed),
+                           n_parts=p["n_parts"], iterations=p["kmeans_iterations"])
+    t_parts = time.perf_counter() - t0
+    model = RBoWModel(data.n_classes, p["n_parts"], p["pca_dim"])
+    model.init_w = parts.as_w(model)
+    maps, coh, secs = {}, {}, {}
+    for lam in p["lambdas"]:
+        t1 = time.perf_counter()
+        maps[float(lam)] = model.init_latent(data.X_train, data.y_train, f"potts:{lam}")
+        secs[str(float(lam))] = time.perf_counter() - t1
+        coh[str(float(lam))] = coherence(maps[float(lam)])
+    ypred, _ = model.predict(model.init_w, data.X_test)
+    info = {"parts_seconds": t_parts, "graph_cut_seconds": secs, "coherence": coh,
+            "empty_clusters": int(parts.info["empty_clusters"]), "unary_scale": float(parts.scale),
+            "generative_test_accuracy": 100 * float(np.mean(ypred == data.y_test))}
+    buf = io.BytesIO()
+    np.savez(buf, info=json.dumps(info), **{f"H_{lam}": maps[float(lam)] for lam in p["lambdas"]})
+    atomic_write_bytes(path, buf.getvalue())
+    return maps, {**info, "from_cache": False}
+
+
+def _classes(p):
+    return None if p["classes"] is None else tuple(p["classes"])
+
+
+# --------------------------------------------------------------------------- one training run
+def _run(args):
+    """One (initialisation, learner, repetition) run of the G-MM driver; returns its record."""
+    from threadpoolctl import threadpool_limits
+    p, task, H0, jobs = args
+    with threadpool_limits(1 if jobs != 1 else None):
+        return _train(p, task, H0)
+
+
+def _train(p, task, H0):
+    from lvmrepro.gmm import driver
+    from lvmrepro.lssvm import CuttingPlane
+    from lvmrepro.lssvm.models.rbow import RBoWModel
+    from lvmrepro.scenes.bounds import SceneBounds
+    from lvmrepro.scenes.potts import potts_energy
+    t0 = time.perf_counter()
+    data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
+    X, y, Xt, yt = data.X_train, data.y_train, data.X_test, data.y_test
+    model = RBoWModel(data.n_classes, p["n_parts"], p["pca_dim"])
+    method = task["method"]
+    kind = KIND[method]
+    fam = SceneBounds(model, X, y, p["lam"], H0, kind=kind, solver_tol=p["solver_tol"],
+                      start_fraction=p["start_fraction"], growth=p["growth"],
+                      inner=CuttingPlane(max_iter=p["inner_iter"]))
+    c0 = time.process_time()
+    trace = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else p["eta"], eps=p["eps"],
+                       rng=np.random.default_rng(task["run_seed"]), max_iter=p["max_iter"], method=method)
+    train_s, train_cpu = time.perf_counter() - c0 + 0.0, time.process_time() - c0
+    w = trace.w
+    H_final = fam.touching(w)
+    pred_te, _ = model.predict(w, Xt)
+    pred_tr, _ = model.predict(w, X)
+    slack = [v - b for b, v in zip(trace.bound_at_prev, trace.v[:-1])]
+    ex = np.asarray(p["example_images"], dtype=int)
+    ex = ex[ex < len(y)]
+    gaps = [s["gap"] for s in fam.solves]
+    return {**task, "objective": float(trace.F[-1]), "accuracy": 100 * float(np.mean(pred_te == yt)),
+            "train_accuracy": 100 * float(np.mean(pred_tr == y)), "iterations": trace.iterations,
+            "converged": bool(trace.converged), "min_validity_slack": float(min(slack)), "n_bounds": len(slack),
+            "select_s": fam.timing["select_s"], "minimize_s": fam.timing["minimize_s"],
+            "train_s": train_s, "train_cpu_s": train_cpu, "runtime_s": time.perf_counter() - t0,
+            "solver_passes": int(sum(s["passes"] for s in fam.solves)),
+            "solver_gap_max": float(max(gaps)), "solver_gap_last": float(gaps[-1]),
+            "solves_converged": int(sum(bool(s["converged"]) for s in fam.solves)), "solves": len(fam.solves),
+            "kept_previous": int(sum(bool(s.get("kept_previous")) for s in fam.solves)),
+            "energy_init": float(potts_energy(H0).mean()), "energy_final": float(potts_energy(H_final).mean()),
+            "regions_changed": 100 * float(np.mean(H_final != H0)),
+            "F_trace": [float(f) for f in trace.F], "d_trace": [float(d) for d in trace.d],
+            "examples": {"index": ex.tolist(), "H_init": H0[ex].tolist(), "H_final": H_final[ex].tolist()},
+            "info_last": {k: v for k, v in (trace.info[-1] if trace.info else {}).items() if np.isscalar(v)}}
+
+
+# --------------------------------------------------------------------------- the target
+def _scales():
+    common = {"eta": 0.1, "lambdas": list(LAMBDAS), "start_fraction": 0.1, "growth": 1.25, "kmeans_iterations": 20}
+    return {
+        # three classes, four images each, eight parts, 16 dimensions: seconds
+        "smoke": {**common, "classes": ["Coast", "Kitchen", "Street"], "per_class": 4, "pca_dim": 16, "n_parts": 8,
+                  "lam": 0.1, "random_seeds": 2, "repetitions": 2, "eps": 1e-3, "max_iter": 3, "inner_iter": 10,
+                  "solver_tol": 1e-3, "kmeans_iterations": 5, "example_images": [0, 5]},
+        "default": {**common, "classes": None, "per_class": 20, "pca_dim": 240, "n_parts": 50, "lam": 0.1,
+                    "random_seeds": 5, "repetitions": 3, "eps": 1e-3, "max_iter": 30, "inner_iter": 20,
+                    "solver_tol": 1e-3, "example_images": [0, 45, 130, 215]},
+        "paper": {**common, "classes": None, "per_class": None, "pca_dim": 240, "n_parts": 200, "lam": 0.1,
+                  "random_seeds": 5, "repetitions": 5, "eps": 1e-4, "max_iter": 150, "inner_iter": 50,
+                  "solver_tol": 1e-4, "example_images": [0, 320, 650, 1210]},
+    }
+
+
+def _check(p):
+    if len(set(p["lambdas"])) != len(p["lambdas"]):
+        raise ValueError(f"lambdas must be distinct; got {p['lambdas']}")
+
+
+def _tasks(ctx, p):
+    maps, _ = initial_maps(p, _parts_seed(ctx))
+    data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
+    n = len(data.y_train)
+    inits = []
+    from lvmrepro.scenes.init import random_assignment
+    for s, rng in enumerate(ctx.rngs(p["random_seeds"], key=11)):
+        inits.append(("random", s, random_assignment(n, (10, 10), p["n_parts"], rng)))
+    for lam in p["lambdas"]:
+        inits.append((str(float(lam)), 0, maps[float(lam)]))
+    tasks = []
+    for col, s, H0 in inits:
+        for method in METHODS:
+            reps = p["repetitions"] if method == "G-MM random" else 1
+            for r in range(reps):
+                key = 1000 + 100 * len(tasks)
+                run_seed = int(ctx.seeds(1, key=key)[0].generate_state(1)[0])
+                tasks.append(({"init": col, "seed_index": s, "method": method, "repetition": r,
+                               "run_seed": run_seed}, H0))
+    # the slowest runs first (biased, then CCP) so the two workers finish together
+    order = {"G-MM biased": 0, "CCP": 1, "G-MM random": 2}
+    tasks.sort(key=lambda t: order[t[0]["method"]])
+    return tasks
+
+
+def _parts_seed(ctx) -> int:
+    return int(ctx.seeds(1, key=7)[0].generate_state(1)[0])
+
+
+def _init_units(p):
+    """The nine (or fewer) initialisations a comparative claim pairs over: random seeds, then lambdas."""
+    return [("random", s) for s in range(p["random_seeds"])] + [(str(float(lam)), 0) for lam in p["lambdas"]]
+
+
+def _per_init(runs, p, method, field):
+    """One value per initialisation: the run's (G-MM random: the mean over its repetitions)."""
+    out = []
+    for col, s in _init_units(p):
+        vals = [r[field] for r in runs if r["method"] == method and r["init"] == col and r["seed_index"] == s]
+        out.append(float(np.mean(vals)) if vals else float("nan"))
+    return np.array(out)
+
+
+@target("gmm.table3", title="RBoW scene recognition: CCP vs G-MM random vs G-MM biased (5 initialisations)",
+        scales=_scales(), paper=PAPER_TABLE3, notebook="notebooks/gmm/06_scenes", item="Table 3",
+        params={"classes": Param("list", optional=True, item="str", choices=_CLASS_NAMES, min_len=2),
+                "per_class": Int(1, 100, optional=True),
+                "pca_dim": Int(1, 1280), "n_parts": Int(2, 1000), "lam": Float(0, None, lo_open=True),
+                "eta": Float(0, 1, lo_open=True), "random_seeds": Int(1, 50), "repetitions": Int(1, 50),
+                "eps": Float(0, None, lo_open=True), "max_iter": Int(1, 100_000), "inner_iter": Int(1, 100_000),
+                "solver_tol": Float(0, None, lo_open=True), "lambdas": List(item="float", lo=0, min_len=1)},
+        check_params=_check)
+def table3(ctx):
+    """Accuracy and training objective of the three learners under every initialisation."""
+    p = ctx.params
+    maps, init_info = initial_maps(p, _parts_seed(ctx))
+    tasks = _tasks(ctx, p)
+    runs = ctx.map(_run, [(p, t, H0, ctx.jobs) for t, H0 in tasks], desc="RBoW training runs")
+    return _table3_result(ctx, p, runs, tasks, init_info)
+
+
+def _ms(values):
+    a = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
+    if len(a) == 0:
+        return float("nan"), float("nan")
+    return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
+
+
+def _column_values(runs, method, col, field):
+    """The values of one cell: one per seed of the column (G-MM random: averaged over repetitions)."""
+    seeds = sorted({r["seed_index"] for r in runs if r["init"] == col})
+    out = []
+    for s in seeds:
+        vals = [r[field] for r in runs if r["method"] == method and r["init"] == col and r["seed_index"] == s]
+        if vals:
+            out.append(float(np.mean(vals)))
+    return out
+
+
+def _table3_result(ctx, p, runs, tasks, init_info):
+    data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
+    n_test = len(data.y_test)
+    one_image = 100.0 / n_test
+    cols = ["random"] + [str(float(lam)) for lam in p["lambdas"]]
+    paper = {(r["method"], r["init"]): r for r in PAPER_TABLE3["rows"]}
+    rows = []
+    for method in METHODS:
+        for col in cols:
+            acc = _column_values(runs, method, col, "accuracy")
+            obj = _column_values(runs, method, col, "objective")
+            cell = [r for r in runs if r["method"] == method and r["init"] == col]
+            am, asd = _ms(acc)
+            om, osd = _ms(obj)
+            pp = paper.get((method, col), {})
+            rows.append({
+                "method": method, "init": col, "accuracy": am, "accuracy_std": asd, "objective": om, "objective_std": osd,
+                "train_accuracy": _ms([r["train_accuracy"] for r in cell])[0],
+                "iterations": _ms([r["iterations"] for r in cell])[0],
+                "converged": int(sum(r["converged"] for r in cell)), "runs": len(cell),
+                "energy_final": _ms([r["energy_final"] for r in cell])[0],
+                "energy_init": _ms([r["energy_init"] for r in cell])[0],
+                "regions_changed": _ms([r["regions_changed"] for r in cell])[0],
+                "select_s": _ms([r["select_s"] for r in cell])[0], "minimize_s": _ms([r["minimize_s"] for r in cell])[0],
+                "train_cpu_s": _ms([r["train_cpu_s"] for r in cell])[0],
+                "paper_accuracy": pp.get("accuracy"), "paper_accuracy_std": pp.get("accuracy_std"),
+                "paper_objective": pp.get("objective")})
+    claims = _claims(p, runs, one_image)
+    checks = _checks(p, runs)
+    slim = [{k: v for k, v in r.items() if k not in ("examples",)} for r in runs]
+    examples = _examples(runs, p)
+    timing = []
+    for method in METHODS:
+        sel = [r for r in runs if r["method"] == method]
+        timing.append({"method": method, "select_s": _ms([r["select_s"] for r in sel])[0],
+                       "minimize_s": _ms([r["minimize_s"] for r in sel])[0],
+                       "train_s": _ms([r["train_s"] for r in sel])[0],
+                       "train_cpu_s": _ms([r["train_cpu_s"] for r in sel])[0],
+                       "iterations": _ms([r["iterations"] for r in sel])[0], "runs": len(sel)})
+    n_conv = sum(r["converged"] for r in runs)
+    notes = [f"{len(data.y_train)} training and {n_test} test images of {len(set(data.y_train.tolist()))} classes; "
+             f"{p['n_parts']} parts; PCA to {p['pca_dim']} dimensions "
+             f"({100 * data.pca.explained:.1f} % of the training regions' variance); lambda = {p['lam']}, eta = {p['eta']}",
+             f"{n_conv} of {len(runs)} runs converged (d_t < eps = {p['eps']:g})"
+             + (f"; the others stopped at max_iter = {p['max_iter']}" if n_conv < len(runs) else ""),
+             f"one test image is {one_image:.3g} accuracy points: the practical threshold of the accuracy claims",
+             f"convex steps: at most {p['inner_iter']} cutting planes each, target duality gap {p['solver_tol']:g}",
+             f"initial parts: generative model's test accuracy {init_info['generative_test_accuracy']:.1f} %"]
+    return {"rows": rows, "claims": claims, "checks": checks,
+            "seeds": {"parts": _parts_seed(ctx), "runs": [[t["init"], t["seed_index"], t["method"], t["repetition"],
+                                                           t["run_seed"]] for t, _ in tasks]},
+            "artifacts": {"runs": slim, "timing": timing, "examples": examples, "initial_maps": init_info,
+                          "n_test": n_test, "n_train": len(data.y_train)},
+            "notes": notes}
+
+
+def _claims(p, runs, one_image):
+    units = _init_units(p)
+    n_units = len(units)
+    unit = "initialisation (random seed or Potts lambda)"
+    acc = {m: _per_init(runs, p, m, "accuracy") for m in METHODS}
+    obj = {m: _per_init(runs, p, m, "objective") for m in METHODS}
+    paired = []
+    # Accuracy threshold: one test image (a smaller difference is not a difference in what the model does);
+    # objective threshold: the convex steps' target duality gap (a smaller difference is within what the
+    # solver certifies).  The paper's effects (MIT-Indoor-67 at 40-56 % accuracy, objective 14-15) are not
+    # passed as paper_effect: on 15-Scene the accuracy scale is different and the objective's scale is
+    # unknown (see the notebook), so they could only test the data set, not the claim.
+    for a, b, tag, acc_stmt in (
+            ("G-MM random", "CCP", "random-vs-ccp", "G-MM with random bounds reaches a higher test accuracy than CCP"),
+            ("G-MM biased", "CCP", "biased-vs-ccp", "G-MM with the Potts bias reaches a higher test accuracy than CCP"),
+            ("G-MM biased", "G-MM random", "biased-vs-random",
+             "G-MM with the Potts bias reaches a higher test accuracy than G-MM with random bounds")):
+        paired.append(stats.paired_claim(
+            f"{tag}-accuracy", acc_stmt + " (paired over the initialisations).", acc[a], acc[b], better="higher",
+            unit=unit, threshold=one_image, names=(a, b), what="accuracy (%)", test="sign",
+            note=f"paper's mean paired difference on MIT-Indoor-67: {PAPER_EFFECTS[tag + ' accuracy']:+.2f} points"))
+        paired.append(stats.paired_claim(
+            f"{tag}-objective", f"{a} converges to a lower training objective than {b} (paired over the initialisations).",
+            obj[a], obj[b], better="lower", unit=unit, threshold=p["solver_tol"], names=(a, b), what="objective (8)",
+            test="sign"))
+    claims = paired
+    # coherent initialisations help: each learner at lambda > 0 against itself at lambda = 0
+    if 0.0 in [float(x) for x in p["lambdas"]] and len(p["lambdas"]) > 1:
+        hi, lo = [], []
+        for m in METHODS:
+            base = _column_values(runs, m, "0.0", "accuracy")
+            for lam in p["lambdas"]:
+                if float(lam) > 0:
+                    v = _column_values(runs, m, str(float(lam)), "accuracy")
+                    if v and base:
+                        hi.append(v[0])
+                        lo.append(base[0])
+        claims.append(stats.paired_claim(
+            "coherent-init-helps", "Coherent initial part maps lead to better models: each learner started from the "
+            "graph-cut maps at Potts lambda > 0 reaches a higher test accuracy than from lambda = 0.",
+            hi, lo, better="higher", unit="learner x lambda > 0 (against the same learner at lambda = 0)",
+            threshold=one_image, names=("lambda > 0", "lambda = 0"), what="accuracy (%)", test="sign"))
+    # less sensitive to the initialisation: absolute deviation from the learner's mean across initialisations
+    for m, tag in (("G-MM random", "random"), ("G-MM biased", "biased")):
+        dev_g = np.abs(acc[m] - np.nanmean(acc[m]))
+        dev_c = np.abs(acc["CCP"] - np.nanmean(acc["CCP"]))
+        claims.append(stats.paired_claim(
+            f"{tag}-less-sensitive", f"{m} is less sensitive to the initialisation than CCP: its test accuracy "
+            "deviates less from its mean across the initialisations.", dev_g, dev_c, better="lower", unit=unit,
+            threshold=one_image, names=(m, "CCP"), what="|accuracy - learner's mean| (points)", test="sign",
+            note=f"spread (std over the {n_units} initialisations): {m} {np.nanstd(acc[m], ddof=1):.3g}, "
+                 f"CCP {np.nanstd(acc['CCP'], ddof=1):.3g} points"))
+    # section 5.4: optimising bounds takes orders of magnitude longer than sampling them (random bounds)
+    sel = _per_init(runs, p, "G-MM random", "select_s")
+    mini = _per_init(runs, p, "G-MM random", "minimize_s")
+    claims.append(stats.paired_claim(
+        "optimising-dwarfs-sampling", "With random bounds, optimising the bounds takes at least an order of magnitude "
+        "longer than sampling them (section 5.4: a couple of hours vs. a few seconds).",
+        np.log10(np.maximum(sel, 1e-9)), np.log10(np.maximum(mini, 1e-9)), better="lower", unit=unit,
+        threshold=1.0, names=("sampling", "optimising"), what="log10 seconds per run", test="sign",
+        note=f"mean seconds per run: sampling {np.nanmean(sel):.3g}, optimising {np.nanmean(mini):.3g}"))
+    gmm_runs = [r for r in runs if r["method"] != "CCP"]
+    n_conv = sum(r["converged"] for r in gmm_runs)
+    claims.append(claim(
+        "gmm-converges", "G-MM converges in every run (section 4: 'in all our experiments we observe that G-MM "
+        "converges').", True if n_conv == len(gmm_runs) else None,
+        f"{n_conv} of {len(gmm_runs)} G-MM runs stopped by d_t < eps = {p['eps']:g} within max_iter = {p['max_iter']}",
+        test="every run stops by d_t < eps within max_iter", n=len(gmm_runs),
+        reason=None if n_conv == len(gmm_runs) else
+        f"{len(gmm_runs) - n_conv} runs reached max_iter = {p['max_iter']} first (not evidence of divergence)"))
+    return claims
+
+
+def _checks(p, runs):
+    n_bounds = sum(r["n_bounds"] for r in runs)
+    min_slack = min(r["min_validity_slack"] for r in runs)
+    solves = sum(r["solves"] for r in runs)
+    certified = sum(r["solves_converged"] for r in runs)
+    worst = max(r["solver_gap_max"] for r in runs)
+    kept = sum(r["kept_previous"] for r in runs)
+    return [
+        stats.check("bounds-valid", "Every bound of every run is valid, b_t(w_{t-1}) <= v_{t-1} (enforced by the G-MM "
+                    "driver, which raises otherwise).", min_slack >= -1e-9 * max(1.0, abs(min_slack)),
+                    f"{n_bounds} bounds over {len(runs)} runs; smallest slack v_(t-1) - b_t(w_(t-1)) = {min_slack:.3g}",
+                    n=n_bounds),
+        stats.check("convex-steps-certified", f"Every convex step reached its target duality gap {p['solver_tol']:g} "
+                    f"within {p['inner_iter']} cutting planes.", certified == solves,
+                    f"{certified} of {solves} solves certified; largest final gap {worst:.3g} (objective units); "
+                    f"{kept} steps kept w_(t-1) because the solve did not improve on it", n=solves),
+    ]
+
+
+def _examples(runs, p):
+    """Part maps before and after training of the example images: the lambda = 1 column and random seed 0."""
+    out = []
+    for col, s in (("1.0", 0), ("random", 0)):
+        cell = {m: next((r for r in runs if r["method"] == m and r["init"] == col and r["seed_index"] == s
+                         and r["repetition"] == 0), None) for m in METHODS}
+        if any(v is None for v in cell.values()):
+            continue
+        out.append({"init": col, "seed_index": s, "index": cell["CCP"]["examples"]["index"],
+                    "H_init": cell["CCP"]["examples"]["H_init"],
+                    "H_final": {m: cell[m]["examples"]["H_final"] for m in METHODS}})
+    return out
+
+
+@target("gmm.table4_scene", requires=("gmm.table3",), title="Outer iterations to converge: CCP vs G-MM (scene recognition)",
+        scales={"smoke": {}, "default": {}, "paper": {}}, paper=PAPER_TABLE4_SCENE, notebook="notebooks/gmm/06_scenes",
+        item="Table 4")
+def table4_scene(ctx):
+    """Iterations of every learner under every initialisation (read from the gmm.table3 runs)."""
+    res = ctx.require("gmm.table3")
+    p = res["params"]
+    runs = res["artifacts"]["runs"]
+    paper = {r["init"]: r for r in PAPER_TABLE4_SCENE["rows"]}
+    rows = []
+    for col, s in _init_units(p):
+        row = {"init": col, "seed_index": s}
+        for m in METHODS:
+            sel = [r for r in runs if r["method"] == m and r["init"] == col and r["seed_index"] == s]
+            row[m] = _ms([r["iterations"] for r in sel])[0]
+            row[m + " converged"] = int(sum(r["converged"] for r in sel))
+            row[m + " runs"] = len(sel)
+            if col in paper:
+                row["paper " + m] = paper[col][m]
+        rows.append(row)
+    claims = []
+    for m, tag in (("G-MM random", "random"), ("G-MM biased", "biased")):
+        a = _per_init(runs, p, m, "iterations")
+        b = _per_init(runs, p, "CCP", "iterations")
+        claims.append(stats.paired_claim(
+            f"{tag}-needs-more-iterations", f"{m} (eta = {p['eta']}) needs more outer iterations to converge than CCP "
+            "(section 5.4: G-MM bounds make a fraction of the progress, so we would expect more steps).",
+            a, b, better="higher", unit="initialisation (random seed or Potts lambda)", threshold=1.0,
+            names=(m, "CCP"), what="outer iterations", test="sign",
+            note=f"runs stopped at max_iter = {p['max_iter']} count as max_iter iterations (a lower bound); "
+                 "paper (lambda = 0 / 1): CCP 145 / 65, G-MM random 107 / 69, G-MM biased 87 / 138"))
+    return {"rows": rows, "claims": claims, "artifacts": {"source_runtime_s": res["runtime_s"],
+                                                          "timing": res["artifacts"]["timing"]}}

@@ -1,0 +1,176 @@
+"""G-MM bounds for RBoW scene recognition (Naderi et al. 2019, section 5.3): CCP, random and Potts-biased.
+
+:class:`SceneBounds` is the engine's latent-SSVM bound family
+(:class:`lvmrepro.gmm.lssvm_bounds.LSSVMBounds`) with three additions:
+
+* **the biased bound** of eq. (13): among the valid bounds (``b(w_{t-1}) <= v_{t-1}``, i.e. the summed
+  latent-score gaps ``sum_i [max_z w.phi(x_i, y_i, z) - w.phi(x_i, y_i, z_i)]`` within the budget
+  ``n (v_{t-1} - F(w_{t-1}))``), the one whose part maps are most coherent -- largest
+  ``g(b) = -sum_i E(z_i)``.  Searching all ``200^100`` maps per image is out of the question; we search
+  a candidate family built by *coherence moves*: for each image, iterated conditional modes on
+  ``score(z) - mu E(z)`` (:func:`lvmrepro.scenes.potts.icm_labelling`; every move lowers the Potts
+  energy or raises the score) started from the latent completion and from the previous bound's map,
+  for a geometric grid of penalties ``mu`` (multiples of the region scores' typical spread across
+  parts), plus the previous map itself and the completion.  Each candidate has an exact gap and an
+  exact energy; the valid bound of largest bias *over the candidates* is a multiple-choice knapsack,
+  solved greedily along each image's lower convex hull of (gap, energy) -- the Lagrangian path,
+  which is what the phase-1 search ``argmax (1 - theta) g + theta score`` walks, here per image and
+  with the whole budget used.  The completion (gap 0) is always a candidate, so a valid bound always
+  exists; validity is then checked exactly (and by the driver).
+* **the convex step's guard**: the bound is minimised by the session's solver from its own warm dual
+  state; if the result were worse than ``w_{t-1}`` on this bound (possible only within the solver's
+  tolerance) ``w_{t-1}`` is kept, so ``b_t(w_t) <= b_t(w_{t-1})`` holds exactly.
+* **timing**: seconds spent choosing bounds (``select_s``: sampling a random bound, searching the biased
+  one, imputing the CCP one) and minimising them (``minimize_s``), for the paper's section 5.4.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from lvmrepro.gmm.lssvm_bounds import LSSVMBounds
+from lvmrepro.scenes.potts import icm_labelling, potts_energy
+
+#: penalties of the coherence moves, in units of the region scores' mean spread across parts
+MOVE_GRID = (1 / 256, 1 / 64, 1 / 16, 1 / 4, 1.0, 4.0)
+
+
+def knapsack_select(gaps, energies, budget: float):
+    """Per image, one candidate: minimise ``sum_i energies[c_i, i]`` subject to ``sum_i gaps[c_i, i] <= budget``.
+
+    ``gaps``/``energies``: (C, n); candidate 0 must have gap 0 for every image (the latent completion), so
+    the choice ``c = 0`` is always feasible.  Greedy along each image's lower convex hull of (gap, energy),
+    steepest energy decrease per unit of gap first, skipping steps that no longer fit (an image whose
+    step does not fit takes no further step).  Returns int (n,) candidate indices.
+    """
+    gaps = np.asarray(gaps, dtype=np.float64)
+    energies = np.asarray(energies, dtype=np.float64)
+    if gaps.shape != energies.shape or gaps.ndim != 2 or gaps.shape[0] < 1:
+        raise ValueError(f"gaps and energies must be (candidates, images) arrays of one shape; got {gaps.shape}, {energies.shape}")
+    if np.any(gaps[0] != 0):
+        raise ValueError("candidate 0 must have gap 0 for every image (the latent completion)")
+    if not np.all(np.isfinite(gaps)) or np.any(gaps < 0) or not np.all(np.isfinite(energies)):
+        raise ValueError("gaps must be finite and >= 0, energies finite")
+    C, n = gaps.shape
+    choice = np.zeros(n, dtype=np.int64)
+    steps = []          # (efficiency, image, order within image, to-candidate, gap increase)
+    for i in range(n):
+        g, e = gaps[:, i], energies[:, i]
+        order = np.lexsort((e, g))                     # by gap, then energy
+        # start: the lowest energy among gap-0 candidates
+        zero = order[g[order] == 0.0]
+        start = int(zero[np.argmin(e[zero])])
+        choice[i] = start
+        hull = [start]
+        for c in order:
+            if g[c] == 0.0 or e[c] >= e[hull[-1]]:
+                continue                               # not Pareto-better than the last hull point
+            while len(hull) >= 2:
+                a, b = hull[-2], hull[-1]
+                # b is above the segment a -> c: drop it (slopes must increase towards 0)
+                if (e[b] - e[a]) * (g[c] - g[a]) >= (e[c] - e[a]) * (g[b] - g[a]):
+                    hull.pop()
+                else:
+                    break
+            hull.append(int(c))
+        for k in range(1, len(hull)):
+            a, b = hull[k - 1], hull[k]
+            steps.append(((e[a] - e[b]) / (g[b] - g[a]), i, k, b, g[b] - g[a]))
+    steps.sort(key=lambda s: (-s[0], s[1], s[2]))
+    used = 0.0
+    blocked = np.zeros(n, dtype=bool)
+    for eff, i, k, b, dg in steps:
+        if blocked[i]:
+            continue
+        if used + dg <= budget:
+            used += dg
+            choice[i] = b
+        else:
+            blocked[i] = True
+    return choice
+
+
+class SceneBounds(LSSVMBounds):
+    """:class:`LSSVMBounds` for :class:`~lvmrepro.lssvm.models.rbow.RBoWModel` (see the module docstring).
+
+    ``move_grid``: the coherence-move penalties (multiples of the score spread); ``move_sweeps``: ICM
+    sweeps at most per candidate.
+    """
+
+    def __init__(self, model, X, Y, lam, H_init, *, kind="ccp", move_grid=MOVE_GRID, move_sweeps: int = 20, **kw):
+        super().__init__(model, X, Y, lam, H_init, kind=kind, bias=_NoBias() if kind == "biased" else None, **kw)
+        grid = tuple(float(m) for m in move_grid)
+        if not grid or any(not np.isfinite(m) or m <= 0 for m in grid):
+            raise ValueError(f"move_grid must be positive finite multipliers; got {move_grid!r}")
+        if isinstance(move_sweeps, bool) or not isinstance(move_sweeps, (int, np.integer)) or move_sweeps < 1:
+            raise ValueError(f"move_sweeps must be a positive integer; got {move_sweeps!r}")
+        self.move_grid, self.move_sweeps = grid, int(move_sweeps)
+        self.timing = {"select_s": 0.0, "minimize_s": 0.0}
+
+    # ----- timing and the guarded convex step
+    def select(self, w_prev, v_prev, rng):
+        t0 = time.perf_counter()
+        try:
+            return super().select(w_prev, v_prev, rng)
+        finally:
+            self.timing["select_s"] += time.perf_counter() - t0
+
+    def minimize(self, bound, w_prev=None):
+        t0 = time.perf_counter()
+        b_prev = None if w_prev is None else self.evaluate(bound, w_prev)   # memoised terms at w_prev
+        r = self.session.solve(bound, tol=self.solver_tol)
+        self.solves.append({"passes": r.passes, "gap": r.gap / self.C, "converged": r.converged,
+                            "seconds": r.runtime_s, **{k: v for k, v in r.info.items() if k in ("sweeps",)}})
+        w = r.w
+        if b_prev is not None and self.evaluate(bound, w) > b_prev:
+            w = np.array(w_prev, dtype=np.float64)
+            self.solves[-1]["kept_previous"] = True
+        self.timing["minimize_s"] += time.perf_counter() - t0
+        return w
+
+    # ----- the Potts-biased bound
+    def _select_biased(self, w_prev, budget):
+        model, X, Y, n = self.model, self.X, self.Y, self.n
+        terms = self.terms(w_prev)[0]
+        best, touch = terms.best, terms.h_best
+        A = model.region_part_scores(w_prev, X)
+        _, B = model.unpack(model.check_w(w_prev))
+        spread = float(np.mean(np.std(A + B[Y][:, None, :], axis=2)))
+        starts = [touch]
+        prev = getattr(self, "prev_bound", None)
+        if prev is not None:
+            starts.append(prev)
+        cands = [touch] + ([prev] if prev is not None else [])
+        for m in self.move_grid:
+            for s in starts:
+                cands.append(icm_labelling(A, B, Y, model.grid, m * spread, s, max_sweeps=self.move_sweeps))
+        gaps = np.array([best - model.score(w_prev, X, Y, z) for z in cands])
+        gaps[0] = 0.0                                    # the completion: exactly the touching value
+        gaps = np.maximum(gaps, 0.0)                     # rounding below the maximum is a zero gap
+        energies = np.array([potts_energy(z) for z in cands], dtype=np.float64)
+        choice = knapsack_select(gaps, energies, n * budget * (1.0 - 1e-9))
+        z = np.stack([cands[c][i] for i, c in enumerate(choice)])
+        if float(np.mean(self.gaps(z, w_prev))) > budget:   # exact check (rounding): fall back to the completion
+            z, choice = self.model.copy_latent(touch), np.zeros(n, dtype=np.int64)
+        self.last_info = {"bias": -float(potts_energy(z).sum()), "energy_mean": float(potts_energy(z).mean()),
+                          "energy_touching": float(energies[0].mean()),
+                          "from_completion": float(np.mean(choice == 0)), "spread": spread,
+                          "budget_used": float(np.mean(self.gaps(z, w_prev)) / budget) if budget > 0 else 0.0}
+        return z
+
+    def describe(self, bound, w_prev) -> dict:
+        info = super().describe(bound, w_prev)
+        info["regions_changed_vs_init"] = float(np.mean(np.asarray(bound) != self.H_init))
+        info["energy_mean"] = float(potts_energy(bound).mean())
+        return info
+
+
+class _NoBias:
+    """Placeholder for the engine's ``bias`` slot: :class:`SceneBounds` searches the biased bound itself."""
+
+    def prepare(self, family, w_prev, H_prev):   # pragma: no cover - never called
+        raise RuntimeError("SceneBounds searches the Potts-biased bound itself")
+
+    def describe(self) -> dict:
+        return {}
