@@ -96,16 +96,41 @@ def test_spl_targets_at_smoke():
         assert r["paper_runtime_s"] in (362, 482)
     assert {c["id"] for c in res["claims"]} == {"spl-lower-objective", "spl-lower-objective-every-fold",
                                                 "spl-train-loss", "spl-test-loss", "cccp-never-better"}
-    c, s = res["rows"]
-    verdict = {cl["id"]: cl["holds"] for cl in res["claims"]}
-    # strict comparisons: a tie is not a win for SPL
-    assert verdict["spl-train-loss"] == (s["train_loss_mean"] < c["train_loss_mean"])
-    assert verdict["spl-test-loss"] == (s["test_loss_mean"] < c["test_loss_mean"])
-    assert verdict["spl-lower-objective"] == (c["objective_mean"] - s["objective_mean"] > p["C"] * p["eps"])
+    assert all(c["item"] == "Table 2" and c["holds"] is None for c in res["claims"])   # one split decides nothing
     rec = res["artifacts"]["recorded"]
     assert rec["CCCP"]["solves"] and rec["SPL"]["solves"]
     f4 = experiments.run("spl.fig4", "smoke", progress=False)
     assert {r["role"] for r in f4["rows"]} == {"easy", "hard"}
+    assert {c["id"] for c in f4["claims"]} == {"spl-selection-grows", "spl-hard-box-accurate"}
+    assert all(c["item"] == "Figure 4" for c in f4["claims"] + f4["checks"])
+    assert all(c["passed"] for c in f4["checks"])
+    a = f4["artifacts"]
+    assert set(a["selected_per_iteration"]) == {str(k) for k in p["splits"]} and len(a["selected_per_solve"]) >= 1
+
+
+def _split_runs(d_obj, d_train=(0,) * 5, d_test=(0,) * 5):
+    """Five synthetic splits: CCCP minus SPL differences in objective and in losses (points)."""
+    runs = []
+    for k, (do, dtr, dte) in enumerate(zip(d_obj, d_train, d_test)):
+        runs.append({"split": k + 1, "n_train": 245, "n_test": 26,
+                     "CCCP": {"objective": 6.5 + do, "train_loss": 2.0 + dtr, "test_loss": 20.0 + dte},
+                     "SPL": {"objective": 6.5, "train_loss": 2.0, "test_loss": 20.0}})
+    return runs
+
+
+def test_spl_table2_claims_can_hold_fail_and_stay_undecided():
+    from lvmrepro.experiments.spl.mammals import table2_claims
+    p = {"C": 10.0, "eps": 1e-3}
+    v = {c["id"]: c["holds"] for c in table2_claims(_split_runs([0.2] * 5, [0.82] * 5, [7.7] * 5), p)}
+    assert v == {"spl-lower-objective": True, "spl-lower-objective-every-fold": True, "spl-train-loss": True,
+                 "spl-test-loss": True, "cccp-never-better": True}
+    v = {c["id"]: c["holds"] for c in table2_claims(_split_runs([-0.2] * 5, [-0.82] * 5, [-3.85] * 5), p)}
+    assert v == {"spl-lower-objective": False, "spl-lower-objective-every-fold": False, "spl-train-loss": False,
+                 "spl-test-loss": False, "cccp-never-better": False}
+    # the paper's own pattern: test loss better by one image on two folds, equal on three -> undecided
+    v = {c["id"]: c for c in table2_claims(_split_runs([0.2, 0.005, 0.3, 0.2, 0.2], d_test=[3.85, 3.85, 0, 0, 0]), p)}
+    assert v["spl-test-loss"]["holds"] is None and v["spl-lower-objective-every-fold"]["holds"] is False
+    assert v["spl-lower-objective"]["holds"] is True and v["spl-lower-objective"]["unit"] == "split"
 
 
 @needs_data
