@@ -278,3 +278,43 @@ def test_bad_q_restarts_and_labels_raise():
         em(X, y, 2, restarts=0)
     with pytest.raises(ValueError, match="match"):
         error_rate([0, 1], [0, 1, 1])
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), r=st.integers(1, 4), n=st.integers(1, 4), a=st.floats(0.1, 10.0))
+def test_kronecker_a_step_equals_the_woodbury_reference(seed, r, n, a):
+    from lvmrepro.mixreg.minmin import _KronAStep, _woodbury_solve
+    rng = np.random.default_rng(seed)
+    t = 3 * r * n + 2
+    X = rng.standard_normal((t, n))
+    U = np.linalg.qr(rng.standard_normal((t, r)))[0]
+    d = rng.uniform(0, 2, r)
+    lam = rng.uniform(0.5, 2, t)
+    b = rng.standard_normal(t)
+    fast = _KronAStep(X).solve(U * np.sqrt(d), lam, a, b)
+    ref = _woodbury_solve(U, d, X, lam, a, b)
+    dense = np.linalg.solve(np.diag(lam) + a * ((U * d) @ U.T) * (X @ X.T), b)   # the definition
+    np.testing.assert_allclose(fast, ref, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(fast, dense, rtol=1e-7, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(v=st.lists(st.floats(0.01, 10.0), min_size=1, max_size=6), n_rest=st.integers(0, 30),
+       frac=st.floats(0.0, 1.0), q=st.integers(1, 4))
+def test_fast_water_fill_equals_the_reference(v, n_rest, frac, q):
+    from lvmrepro.mixreg.minmin import _water_fill_fast
+    v = np.array(v)
+    v_rest = frac * v.min()
+    a = _water_fill(v, n_rest, v_rest, q)
+    b = _water_fill_fast(v, n_rest, v_rest, q)
+    np.testing.assert_allclose(a[0], b[0], rtol=1e-10, atol=1e-12)
+    assert a[1] == pytest.approx(b[1], rel=1e-10, abs=1e-12)
+
+
+@pytest.mark.parametrize("q", [1, 2])
+def test_minmin_fast_path_follows_the_reference_iterates(q):
+    X, y, _ = mixture(11, t=25, n=3, k=2)
+    a = minmin(X, y, 2, sigma=0.5, gamma=0.3, q=q, rng=0, max_iter=400, gap_tol=1e-12)
+    b = minmin(X, y, 2, sigma=0.5, gamma=0.3, q=q, rng=0, max_iter=400, gap_tol=1e-12, reference=True)
+    np.testing.assert_allclose(a.info["objective"], b.info["objective"], rtol=1e-9, atol=1e-10)
+    assert a.upper == pytest.approx(b.upper, rel=1e-9) and a.iterations == b.iterations

@@ -121,7 +121,9 @@ class _KronAStep:
             self.pv, self.va, self.vb = _sym_pairs(r)
             n = self.n
             j, l = np.divmod(np.arange(r * n), n)
-            self.gather = (self.pv[j[:, None], j[None, :]], self.px[l[:, None], l[None, :]])
+            npx = len(self.XX[0])
+            # flat positions in T (r(r+1)/2 x n(n+1)/2) of the entries of S (rn x rn)
+            self.gather = (self.pv[j[:, None], j[None, :]] * npx + self.px[l[:, None], l[None, :]]).ravel()
             self._r = r
         return self.gather
 
@@ -130,11 +132,11 @@ class _KronAStep:
         bl = b / lam
         if r == 0:
             return bl
-        gv, gx = self._index(r)
+        flat = self._index(r)
         VV = V[:, self.va] * V[:, self.vb]               # t x r(r+1)/2
         T = (VV / lam[:, None]).T @ self.XX
-        S = T[gv, gx]
-        S[np.diag_indices_from(S)] += 1.0 / a
+        S = T.ravel().take(flat).reshape(r * self.n, r * self.n)
+        S.flat[::r * self.n + 1] += 1.0 / a
         rhs = (V.T @ (self.X * bl[:, None])).ravel()     # Z^T Lam^{-1} b
         c, sol, info = _dposv(S, rhs)
         if info != 0:

@@ -58,16 +58,21 @@ def runtime(ctx):
         for m in ("em", "maxmin", "minmin"):
             r = res[s][m]
             rows.append({"sequence": s, "method": m, "seconds_median": med[m], "seconds_all": r["seconds"],
+                         "solve_seconds_median": float(np.median(r["solve_seconds"])),
                          "iterations": int(np.median(r["iterations"])), "converged": all(r["converged"]),
                          "error": r["error"][0], "ratio_to_em": med[m] / med["em"],
                          "paper_ratio_to_em": PAPER_RATIO[m] if s == "two_cranes" else None})
     t = {m: np.array([next(r["seconds_median"] for r in rows if r["sequence"] == s and r["method"] == m)
                       for s in p["sequences"]]) for m in ("em", "maxmin", "minmin")}
     geo = {m: float(np.exp(np.mean(np.log(t[m] / t["em"])))) for m in ("maxmin", "minmin")}
+    solve = {m: np.array([next(r["solve_seconds_median"] for r in rows if r["sequence"] == s and r["method"] == m)
+                          for s in p["sequences"]]) for m in ("maxmin", "minmin")}
+    geo_solve = {m: float(np.exp(np.mean(np.log(solve[m] / t["em"])))) for m in ("maxmin", "minmin")}
     conv = {m: sum(r["converged"] for r in rows if r["method"] == m) for m in ("em", "maxmin", "minmin")}
     n = len(p["sequences"])
     note = (f"Geometric-mean ratio to EM over the {n} sequences: max-min {geo['maxmin']:.2f}, min-min {geo['minmin']:.2f} "
-            f"(paper, two_cranes only: {PAPER_RATIO['maxmin']:.2f} and {PAPER_RATIO['minmin']:.2f}); met the shared "
+            f"(paper, two_cranes only: {PAPER_RATIO['maxmin']:.2f} and {PAPER_RATIO['minmin']:.2f}); without the k-means "
+            f"rounding ({p['restarts']} initialisations) {geo_solve['maxmin']:.2f} and {geo_solve['minmin']:.2f}; met the shared "
             f"tolerance {p['tol']:g} on EM {conv['em']}/{n}, max-min {conv['maxmin']}/{n}, min-min {conv['minmin']}/{n} "
             f"sequences (min-min capped at {p['minmin_iter']} iterations).")
     claims = [
@@ -84,11 +89,13 @@ def runtime(ctx):
         # log scale; the paper's own ratio 3.55 is the effect an interval must not exclude
         stats.paired_claim(
             "minmin-3-4x-slower",
-            "Min-min runs in the order of 3 to 4 times slower than EM (paper, two_cranes: 60.0 s vs 16.9 s, ratio 3.55).",
+            "Min-min runs in the order of 3 to 4 times slower than EM (our test: slower by a geometric-mean factor "
+            "above 3, the statement's lower end; paper, two_cranes: 60.0 s vs 16.9 s, ratio 3.55).",
             np.log(t["minmin"]), np.log(t["em"]), better="higher", unit="sequence", threshold=math.log(3.0),
             paper_effect=math.log(PAPER_RATIO["minmin"]), test="sign", names=("min-min", "EM"),
             what="log seconds", note=note),
     ]
     return {"rows": rows, "seeds": {"timing": job["seeds"]}, "claims": claims,
             "artifacts": {"settings": {"em": tuned["em"]["setting"], "convex": tuned["maxmin"]["setting"]},
-                          "geometric_mean_ratio": geo, "converged": conv}}
+                          "geometric_mean_ratio": geo,
+                          "geometric_mean_ratio_without_rounding": geo_solve, "converged": conv}}
