@@ -167,3 +167,32 @@ def test_data_file_problems_are_named(tmp_path, monkeypatch):
     monkeypatch.setenv("LVMREPRO_DATA", str(tmp_path))
     with pytest.raises(DataFileMissing, match="is a folder"):
         default_registry().fetch("clustering/cloudData.csv")
+
+
+@needs_data
+def test_killed_parallel_run_leaves_no_workers_behind(tmp_path):
+    """A run killed (SIGKILL) in the middle of a --jobs 2 map: its workers quit within seconds."""
+    import signal
+    psutil = pytest.importorskip("psutil")
+    proc = subprocess.Popen([sys.executable, "-m", "lvmrepro", "run", "gmm.table1", "--scale", "smoke", "--jobs", "2",
+                             "-p", "trials", "40", "--out", str(tmp_path), "--force"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = psutil.Process(proc.pid)
+    kids = []
+    for _ in range(100):          # wait until the pool has started
+        kids = parent.children(recursive=True)
+        if len(kids) >= 2:
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.time() + 30
+    alive = kids
+    while time.time() < deadline:
+        alive = [k for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            break
+        time.sleep(0.5)
+    assert not alive, f"{len(alive)} worker(s) still running 30 s after the run was killed"
+    assert not list(tmp_path.glob("*.json"))          # nothing half-written
