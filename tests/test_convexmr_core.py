@@ -318,3 +318,18 @@ def test_minmin_fast_path_follows_the_reference_iterates(q):
     b = minmin(X, y, 2, sigma=0.5, gamma=0.3, q=q, rng=0, max_iter=400, gap_tol=1e-12, reference=True)
     np.testing.assert_allclose(a.info["objective"], b.info["objective"], rtol=1e-9, atol=1e-10)
     assert a.upper == pytest.approx(b.upper, rel=1e-9) and a.iterations == b.iterations
+
+
+def test_minmin_stops_on_a_plateau_of_its_certified_gap():
+    # a plateau at the final eps ends the solve uncertified (stop = "plateau") instead of running to the cap;
+    # with the rule off, the same steps run four times longer and still do not certify (the gap creeps on)
+    X, y, _ = mixture(12, t=30, n=3, k=3, noise=0.3)
+    a = maxmin(X, y, 3, sigma=0.5, gamma=30.0, q=1, rng=0)
+    kw = dict(sigma=0.5, gamma=30.0, q=1, rng=0, tol=1e-9, lower=a.lower, eps0=1e-6, eps=1e-6, check_every=5,
+              stall_checks=5)
+    r = minmin(X, y, 3, max_iter=30000, **kw)
+    assert r.info["stop"] == "plateau" and not r.converged and r.iterations < 1000
+    g = [gap for _, gap in r.info["gap_history"]]
+    assert g[-1] > 0.95 * g[-6]                         # the gap shrank by less than 5 % over the last 5 checks
+    off = minmin(X, y, 3, max_iter=4 * r.iterations, stop_on_plateau=False, **kw)
+    assert off.info["stop"] == "max_iter" and not off.converged and off.info["rel_gap_certified"] > 1e-9

@@ -28,7 +28,9 @@ iterations the exact lower bound ``g(c)`` (Ky Fan, one partial eigendecompositio
 Any ``g(c') <= R <= h(M)`` by weak duality, so a lower bound obtained elsewhere (``lower``, e.g.
 max-min's ``g(c*)`` on the same problem) is equally valid.  The solver stops when
 ``(h(M_best) - max(g_best, lower)) / max(1, |h(M_best)|) < gap_tol`` (``converged=True``), or after
-``max_iter`` iterations, or when the objective has stalled at the final eps (``converged=False``).
+``max_iter`` iterations, or when the objective has stalled at the final eps, or when the certified gap
+has stopped shrinking at the final eps (a plateau: the gap shrank by less than the factor ``stall_ratio``
+over the last ``stall_checks`` evaluations; ``stop="plateau"``, ``converged=False``).
 The returned ``M`` is the iterate with the smallest ``h`` and ``c`` the one with the largest ``g``.
 """
 from __future__ import annotations
@@ -165,7 +167,7 @@ def _woodbury_solve(U, d, X, lam, a, b):
 def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: float = 1e-2, rng=None,
            max_iter: int = 20000, tol: float | None = None, lower: float | None = None, check_every: int = 20,
            stall_ratio: float = 0.95, stall_checks: int = 20, eps_factor: float = 0.1, n_init: int = 10,
-           gap_tol: float | None = None, reference: bool = False) -> RelaxationResult:
+           gap_tol: float | None = None, reference: bool = False, stop_on_plateau: bool = True) -> RelaxationResult:
     """Solve the relaxation by Algorithm 2 (alternating closed-form steps) and round it.
 
     ``eps0`` and ``eps`` are the first and last value of Remark 9's regulariser, relative to the
@@ -174,8 +176,10 @@ def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: f
     ``DEFAULT_TOL``; ``gap_tol`` is its older name, still accepted); ``lower`` an optional valid lower
     bound of the relaxation value (see module doc).
     eps is multiplied by ``eps_factor`` whenever the certified gap has shrunk by less than the factor
-    ``stall_ratio`` over the last ``stall_checks`` gap evaluations (it has reached this eps's floor).
-    Returns a :class:`RelaxationResult`; ``info`` holds the objective after each M-step
+    ``stall_ratio`` over the last ``stall_checks`` gap evaluations (it has reached this eps's floor); at
+    the final eps the same test stops the solver (``stop_on_plateau``; ``info["stop"] == "plateau"``).
+    ``reference=True`` runs the plain NumPy A-step (:func:`_woodbury_solve`) and water-filling, the
+    reference the tests hold the fast path to.  Returns a :class:`RelaxationResult`; ``info`` holds the objective after each M-step
     (``objective``), the certified relative gap (``rel_gap_certified``) and the gap history.
     """
     prob = make_problem(X, y, k, sigma=sigma, gamma=gamma, q=q)
@@ -250,9 +254,15 @@ def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: f
                 break
             # the gap has stopped shrinking at this eps (its floor): continue with a smaller eps
             back = gap_history[-1 - stall_checks] if len(gap_history) > stall_checks else None
-            if back is not None and back[0] >= eps_since and rel > stall_ratio * back[1] and eps_rel > eps:
-                eps_rel = max(eps, eps_rel * eps_factor)
-                eps_since = it
+            if back is not None and back[0] >= eps_since and rel > stall_ratio * back[1]:
+                if eps_rel > eps:
+                    eps_rel = max(eps, eps_rel * eps_factor)
+                    eps_since = it
+                elif stop_on_plateau:
+                    # the gap has stopped shrinking at the final eps too: a plateau that more iterations of
+                    # the same steps do not leave (the range of M' is frozen); give up uncertified
+                    stop = "plateau"
+                    break
         # A = a M' D(r) X, then the M-step
         Rx = r[:, None] * X
         A = a * ((U * d[None, :]) @ (U.T @ Rx) + mu0 * Rx)

@@ -20,7 +20,7 @@ from lvmrepro.params import Float, Int, List
 PAPER_RATIO = {m: PAPER_RUNTIME[f"{m}_s"] / PAPER_RUNTIME["em_s"] for m in ("em", "maxmin", "minmin")}
 
 _RT_SCALES = {
-    "smoke": {"sequences": ["two_cranes"], "repeats": 1, "restarts": 5, "tol": 1e-4, "minmin_iter": 300},
+    "smoke": {"sequences": ["two_cranes"], "repeats": 1, "restarts": 5, "tol": 1e-4, "minmin_iter": 3000},
     "default": {"sequences": list(PAPER_TABLE1), "repeats": 1, "restarts": 100, "tol": 1e-4, "minmin_iter": 5000},
     "paper": {"sequences": list(PAPER_TABLE1), "repeats": 3, "restarts": 100, "tol": 1e-4, "minmin_iter": 20000},
 }
@@ -74,7 +74,8 @@ def runtime(ctx):
             f"(paper, two_cranes only: {PAPER_RATIO['maxmin']:.2f} and {PAPER_RATIO['minmin']:.2f}); without the k-means "
             f"rounding ({p['restarts']} initialisations) {geo_solve['maxmin']:.2f} and {geo_solve['minmin']:.2f}; met the shared "
             f"tolerance {p['tol']:g} on EM {conv['em']}/{n}, max-min {conv['maxmin']}/{n}, min-min {conv['minmin']}/{n} "
-            f"sequences (min-min capped at {p['minmin_iter']} iterations).")
+            f"sequences (min-min capped at {p['minmin_iter']} iterations or stopped on a plateau of its gap; where it "
+            f"did not certify, its time is a lower bound of its time to the tolerance).")
     claims = [
         # "runs comparably": no slower relative to EM than in the paper's own example (max-min / EM = 1.39), so
         # the paper's ratio is the margin and no further threshold is added
