@@ -107,8 +107,8 @@ def _minmin_check(fits, tol, item=None):
                     f"Min-min and max-min solve the same relaxation: every min-min solve that certifies its relative "
                     f"gap ({tol:g}, against max-min's lower bound) ends within both certificates of max-min's value.",
                     bool(cert) and not disagree,
-                    f"{len(cert)} of {len(mm)} min-min solves certified within their iteration cap (the others stopped "
-                    f"at the cap and are flagged in the tables); {len(disagree)} certified solves disagree; largest "
+                    f"{len(cert)} of {len(mm)} min-min solves certified (the others stopped at their iteration cap or "
+                    f"on a plateau of the gap and are flagged in the tables); {len(disagree)} certified solves disagree; largest "
                     f"relative difference to max-min {max((diff(f) for f in cert), default=0.0):.1e}", n=len(cert))
     return {**c, "item": item} if item else c
 
