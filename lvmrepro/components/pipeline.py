@@ -61,12 +61,10 @@ class Settings:
 
 
 @lru_cache(maxsize=2)
-def all_windows(n_images: int | None = None) -> RaggedFeatures:
-    """The HOG windows of the protocol's images (all 271, or the first ``n_images`` in protocol order)."""
+def all_windows(stride: int = 1) -> RaggedFeatures:
+    """The HOG windows of the protocol's images in protocol order (every ``stride``-th image; 1 = all 271)."""
     from lvmrepro.datasets import components, mammals
-    images = components.load_protocol(0).images
-    if n_images is not None:
-        images = images[:n_images]
+    images = components.load_protocol(0).images[::int(stride)]
     return RaggedFeatures.from_list(mammals.load_features(images))
 
 
