@@ -35,8 +35,7 @@ def fig2(ctx):
     """G-MM objective (mean, std, best over trials) vs eta, per initialisation; eta = 1 is k-means.  In each
     trial every eta starts from the same initial centres (and k-means too), so comparisons between etas are
     paired by trial."""
-    from lvmrepro.experiments.gmm.verdicts import all_cells, best_claim
-    from lvmrepro.stats import MIN_PAIRS, check, paired_claim
+    from lvmrepro.stats import check
     p = dict(ctx.params)
     if any(e <= 0 for e in p["etas"]):
         raise ValueError(f"every eta must lie in (0, 1]; got {p['etas']}")
@@ -54,6 +53,27 @@ def fig2(ctx):
                              "iter_mean": float(np.mean([t["gmm"][str(eta)]["iter"] for t in got]))})
             km = _stats([t["km"] for t in got])
             rows.append({"dataset": d, "init": init, "eta": "k-means", **km})
+    claims = fig2_claims(trials, p)
+    checks = []
+    if 1.0 in p["etas"]:
+        touching = [t["gmm"]["1.0"]["all_touching"] for t in trials]
+        same = [abs(t["gmm"]["1.0"]["obj"] - t["km"]) <= 1e-9 * t["km"] for t in trials]
+        checks.append(check("eta1-is-kmeans", "With eta = 1 every valid bound touches F, so G-MM is MM (k-means).",
+                            all(touching),
+                            f"every selected bound touched F in {sum(touching)} of {len(touching)} runs; the final "
+                            f"objective equals k-means' in {sum(same)} of {len(same)} (where it differs, the walk chose "
+                            f"among tied touching bounds, e.g. several dead centres at the origin, which Lloyd breaks "
+                            f"by lowest index)", n=len(touching)))
+    thm = [t["gmm"][str(e)]["thm_holds"] for t in trials for e in p["etas"]]
+    checks.append(check("theorem1-on-fig2-runs", "eta * sum_t d_t <= v_0 - v_T <= F(w_0) on every run of Figure 2.",
+                        all(thm), f"{sum(thm)} of {len(thm)} runs", n=len(thm)))
+    return {"rows": rows, "claims": claims, "checks": checks, "seeds": {"trials": seeds}}
+
+
+def fig2_claims(trials, p) -> list:
+    """The claims of Figure 2's discussion, from the trials (each runs every eta from the same centres)."""
+    from lvmrepro.experiments.gmm.verdicts import all_cells, best_claim
+    from lvmrepro.stats import MIN_PAIRS, paired_claim
     lo, hi = min(p["etas"]), max(p["etas"])
     unit = "trial (the same initial centres for every eta)"
     # "Smaller progress coefficients allow ... smaller variance in the quality of the solutions": the
@@ -89,17 +109,4 @@ def fig2(ctx):
                   f"(best of the trials at eta = {lo} lower than at eta = {hi} by more than 1%, in every data set and "
                   "initialisation).", best_cells, unit=unit),
     ]
-    checks = []
-    if 1.0 in p["etas"]:
-        touching = [t["gmm"]["1.0"]["all_touching"] for t in trials]
-        same = [abs(t["gmm"]["1.0"]["obj"] - t["km"]) <= 1e-9 * t["km"] for t in trials]
-        checks.append(check("eta1-is-kmeans", "With eta = 1 every valid bound touches F, so G-MM is MM (k-means).",
-                            all(touching),
-                            f"every selected bound touched F in {sum(touching)} of {len(touching)} runs; the final "
-                            f"objective equals k-means' in {sum(same)} of {len(same)} (where it differs, the walk chose "
-                            f"among tied touching bounds, e.g. several dead centres at the origin, which Lloyd breaks "
-                            f"by lowest index)", n=len(touching)))
-    thm = [t["gmm"][str(e)]["thm_holds"] for t in trials for e in p["etas"]]
-    checks.append(check("theorem1-on-fig2-runs", "eta * sum_t d_t <= v_0 - v_T <= F(w_0) on every run of Figure 2.",
-                        all(thm), f"{sum(thm)} of {len(thm)} runs", n=len(thm)))
-    return {"rows": rows, "claims": claims, "checks": checks, "seeds": {"trials": seeds}}
+    return claims
