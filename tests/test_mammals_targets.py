@@ -44,7 +44,10 @@ def test_gmm_targets_at_smoke():
         assert r["objective"] == pytest.approx(r["F_trace"][-1]) and r["objective"] <= 1.0 + 1e-12
         assert r["min_validity_slack"] >= -1e-9 and r["n_bounds"] == r["iterations"] == len(r["F_trace"]) - 1
         assert len(r["H_final"]) == len(r["H_init"]) == len(r["names"]) == n_train
-        assert r["polished"]["objective"] <= r["objective"] + 1e-9   # MM from the final weights never goes up
+        if r["study"] == "main":                          # MM from the final weights never goes up
+            assert r["polished"]["objective"] <= r["objective"] + 1e-9
+        else:
+            assert r["polished"] is None
         if not r["converged"]:                            # only max_iter stops an unconverged run
             assert r["iterations"] == p["max_iter"]
     assert any(d["name"].startswith("mammals/") and d["name"].endswith(".jpg") for d in res["data"])
