@@ -130,7 +130,7 @@ COMMON_PARAMS = {
     "empty": Choice(*EMPTY_RULES, help="what happens to the centre of a dead cluster"),
     "data_seed": Int(0, help="seed of the generated data sets (Norm-25, GMM-200)"),
     "trials": Int(1, help="trials per data set and initialisation"),
-    "datasets": List(choices=DATASETS, help="clustering data sets"),
+    "datasets": List(choices=tuple(sorted(DATASETS)), help="clustering data sets"),
 }
 
 

@@ -17,7 +17,7 @@ from lvmrepro.gmm.kmeans import KMeansFamily, gmm_kmeans
 @target("gmm.walk", title="Random walk over valid bounds: mixing and sensitivity to its length", notebook="notebooks/gmm/04_walk",
         item="Algorithm 1",
         params={**COMMON_PARAMS, "sweeps": List("int", lo=1, help="walk lengths of the sensitivity study"),
-                "mix_datasets": List(choices=DATASETS, help="data sets of the mixing curves"),
+                "mix_datasets": List(choices=tuple(sorted(DATASETS)), help="data sets of the mixing curves"),
                 "mix_sweeps": List("int", lo=1, min_len=3, help="walk lengths of the mixing curves (increasing)")},
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31"], "sweeps": [1, 20], "mix_datasets": ["D31"],
                           "mix_sweeps": [1, 4, 16, 64]},
