@@ -54,6 +54,14 @@ def _shutdown_local_pool() -> None:
         pass
 
 
+def _guarded(func, x, parent: int):
+    """Run one item in a local worker, unless the run that submitted it is gone (killed): then the worker
+    quits at once instead of working through the rest of its batch."""
+    if os.getppid() != parent:
+        os._exit(0)
+    return func(x)
+
+
 def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progress: bool = True) -> list:
     items = list(items)
     show = progress and len(items) > 1
@@ -74,7 +82,12 @@ def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progre
         n_jobs = jobs
     try:
         with config:
-            gen = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(func)(x) for x in items)
+            if address is None:
+                parent = os.getpid()
+                calls = (delayed(_guarded)(func, x, parent) for x in items)
+            else:
+                calls = (delayed(func)(x) for x in items)
+            gen = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
             if show:
                 from tqdm.auto import tqdm
                 gen = tqdm(gen, total=len(items), desc=desc, leave=False)
