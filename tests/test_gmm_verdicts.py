@@ -97,6 +97,10 @@ def test_table1_std_claim_follows_the_data():
     wide = _table1_trials(8, -0.1, np.random.default_rng(2), gmm_spread=3.0)
     assert {c["id"]: c["holds"] for c in table1_claims(_rows_for(narrow), narrow, p)}["gmm-std-smaller"] is True
     assert {c["id"]: c["holds"] for c in table1_claims(_rows_for(wide), wide, p)}["gmm-std-smaller"] is False
+    # three trials per cell: twelve cells, but each std too rough to count
+    few = _table1_trials(3, -0.1, np.random.default_rng(2), gmm_spread=0.2)
+    got = {c["id"]: c for c in table1_claims(_rows_for(few), few, {**p, "trials": 3})}["gmm-std-smaller"]
+    assert got["holds"] is None and "trials per cell" in got["reason"]
 
 
 def test_table1_one_trial_decides_nothing():
