@@ -89,7 +89,6 @@ ITEMS: list[Item] = (
 BEYOND_THE_PAPERS = {
     "convexmr.all155": "the Hopkins 155 sequences sharing no point with Table 1 or the tuning set, settings from the tuning set",
     "convexmr.tuning": "the settings grid on the tuning set of Hopkins sequences (protocol (b) of Table 1)",
-    "gmm.dead_clusters": "the dead-cluster rule and walk length behind Table 1's random-partition column",
 }
 
 
