@@ -334,7 +334,7 @@ _COMMON = {"eps": 0.001, "eps_converged": 1e-5, "max_iter_converged": 2000, "mu"
         params=FIG3_PARAMS, check_params=check_fig3_params,
         scales={"smoke": {"pairs": ["1-7"], "C": [25.0, 100.0], "n_train": 120, "n_test": 300, **_COMMON},
                 "default": {"pairs": list(PAIRS), "C": [25.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0],
-                            "n_train": 2000, "n_test": None, **_COMMON},
+                            "n_train": 1000, "n_test": None, **_COMMON},
                 "paper": {"pairs": list(PAIRS), "C": [25.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0],
                           "n_train": None, "n_test": None, **_COMMON}})
 def fig3(ctx):
