@@ -7,7 +7,8 @@ Objective with latent values fixed (their eq. 8):
     Omega(w) = sum_p lam_p ||w_p||_2                      (eq. 5, ``reg="group"``)
              = 1/2 ||w||^2 + sum_p lam_p ||w_p||_2        (eq. 6, ``reg="elastic"``)
 
-Outer loop (Algorithm 1): impute ``h_i = argmax_h w.phi(x_i, y_i, h)`` (eq. 9), then minimise the
+Outer loop (Algorithm 1): impute ``h_i = argmax_h w.phi(x_i, y_i, h)`` (eq. 9; a tie with the current
+``h_i`` keeps it, so a latent value changes only for a strictly better one), then minimise the
 convex ``L(., {h_i})``; stop when the relative change of ``L`` between outer iterations is at most
 ``eps`` (the paper's rule) or -- certified method -- when re-imputing changes no latent value (a fixed
 point of Algorithm 1: the last inner solution is then certified for the final latent values too).
@@ -414,6 +415,14 @@ class GroupNormLSSVM:
         return res
 
     # ----------------------------------------------------------------- Algorithm 1
+    def _impute(self, w, X, Y, H):
+        """Eq. 9, keeping the current latent value where it ties with the best one: a latent value
+        changes only for a strictly better one (with exact zero blocks, many states tie at score 0, and
+        the model's tie-break -- the lowest state -- would otherwise move examples to arbitrary states)."""
+        H_new, best = self.model.impute_latent(w, X, Y)
+        keep = np.asarray(self.model.score(w, X, Y, H), dtype=np.float64) >= np.asarray(best, dtype=np.float64)
+        return self.model.latent_where(keep, H, H_new)
+
     def fit(self, X, Y, *, H0=None, w0=None) -> LearnResult:
         t0 = time.perf_counter()
         model = self.model
@@ -431,7 +440,7 @@ class GroupNormLSSVM:
             else:
                 w, _, n_inner, eta = self._inner_steps(w, X, Y, H, store)
                 gap = None
-            H_new, _ = model.impute_latent(w, X, Y)
+            H_new = self._impute(w, X, Y, H)
             changes = int(np.sum(model.latent_changed(H_new, H)))
             H = H_new
             new_obj = self.objective(w, X, Y, H)   # <= the inner objective: re-imputing can only lower L
