@@ -151,7 +151,8 @@ def test_bundle_fit_ends_at_a_certified_fixed_point():
     G = groupnorm_blocks(m)
     res = GroupNormLSSVM(m, G, lam=0.05, C=1.0, eps=1e-12, max_iter=30, gap_tol=1e-8).fit(F, Y, H0=np.full(len(Y), 5))
     assert res.converged and res.info["fixed_point"] and res.info["certified"]
-    assert res.history[-1]["h_changes"] == 0 and all(h["gap"] <= 1e-8 for h in res.history[1:])
+    # the last solve is at gap_tol (earlier ones may be looser while the latent values still move)
+    assert res.history[-1]["h_changes"] == 0 and res.history[-1]["gap"] <= 1e-8
     objs = [h["objective"] for h in res.history]
     assert all(b <= a + 1e-8 for a, b in zip(objs, objs[1:]))          # a descent method, up to the gap
     _, opt = cvx_inner(F, Y, res.H, lam=0.05, C=1.0)
