@@ -314,10 +314,12 @@ def table1(ctx):
                 row[f"{key}_base_mean"] = float(np.mean([s[key] for s in base])) if base else None
             sens_rows.append(row)
     facts = [row for pr in sorted(set(p["proteins"])) for row in test_set_facts(pr)]
-    enriched = {}
+    enriched, junction = {}, {}
     for pr in p["proteins"]:
         X, Y, *_ = fold_arrays(pr, 1, None, None)
         enriched[pr] = enriched_kmers(X, Y, k=6, top=5)
+        # 6-mers that straddle the junction of the variable region (36 nt) and the constant primer
+        junction[pr] = enriched_kmers(X, Y, k=6, top=3, starts=(31, 35))
     slim = []
     for r in runs + sens:
         s = {k: v for k, v in r.items() if k not in ("CCCP", "SPL")}
@@ -331,7 +333,7 @@ def table1(ctx):
     cpu_s = [r["SPL"]["cpu_s"] for r in done]
     return {"rows": rows, "claims": claims, "checks": checks, "seeds": {"init": seeds},
             "artifacts": {"runs": slim, "best": best_art, "sensitivity": sens_rows, "test_set_facts": facts,
-                          "enriched_kmers": enriched, "wall_s": wall, "n_pairs": n_pairs,
+                          "enriched_kmers": enriched, "junction_kmers": junction, "wall_s": wall, "n_pairs": n_pairs,
                           "cpu_per_run": {"CCCP": _ms(cpu_c), "SPL": _ms(cpu_s),
                                           "first_solve": _ms([r["first_solve"]["cpu_s"] for r in done])}},
             "notes": [f"proteins {p['proteins']}, folds {p['folds']}, {p['seeds']} seeds; "
