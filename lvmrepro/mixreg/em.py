@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lvmrepro.mixreg.relaxation import DEFAULT_TOL, check_positive, kmeans
-from lvmrepro.validation import as_float_matrix, as_float_vector, check_k
+from lvmrepro.validation import MAX_COORDINATE, as_float_matrix, as_float_vector, check_k
 
 LOG2PI = np.log(2 * np.pi)
 
@@ -65,14 +65,17 @@ class EMResult:
 
 
 def _validate(X, y, k, sigma, gamma):
-    X = as_float_matrix(X, "X")
-    y = as_float_vector(y, "y")
+    X = as_float_matrix(X, "X", max_abs=MAX_COORDINATE)
+    y = as_float_vector(y, "y", max_abs=MAX_COORDINATE)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows; they must match")
     k = check_k(k, X.shape[0])
     sigma = check_positive(sigma, "sigma")
-    gamma = float(gamma)
-    if not np.isfinite(gamma) or gamma < 0:
+    try:
+        gamma = float(gamma)
+    except (TypeError, ValueError):
+        raise ValueError(f"gamma must be a finite number >= 0; got {gamma!r}") from None
+    if not np.isfinite(gamma) or gamma < 0 or gamma > 1e100:
         raise ValueError(f"gamma must be a finite number >= 0; got {gamma}")
     return X, y, k, sigma, gamma
 

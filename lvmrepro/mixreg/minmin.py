@@ -87,6 +87,8 @@ def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: f
     (``objective``), the certified relative gap (``rel_gap_certified``) and the gap history.
     """
     prob = make_problem(X, y, k, sigma=sigma, gamma=gamma, q=q)
+    if isinstance(n_init, bool) or not isinstance(n_init, (int, np.integer)) or n_init < 1:
+        raise ValueError(f"n_init must be a positive integer; got {n_init!r}")
     eps = check_positive(eps, "eps")
     eps0 = check_positive(eps0, "eps0")
     if tol is not None and gap_tol is not None and float(tol) != float(gap_tol):
