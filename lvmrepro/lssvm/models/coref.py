@@ -131,6 +131,17 @@ class CorefModel(LatentModel):
         counts = np.bincount(np.concatenate(rows), weights=np.concatenate(wts), minlength=len(X.table))
         return counts @ X.table
 
+    def joint_features(self, X, Y, H) -> np.ndarray:
+        """``(n_docs, size_w)``: every document's ``phi(x, y, h) = sum of its forest's pair features``."""
+        X = self._check_X(X)
+        if len(H) != len(X):
+            raise ValueError(f"H has {len(H)} forests for {len(X)} documents")
+        out = np.empty((len(X), self.size_w))
+        for d, n in enumerate(X.n_mentions):
+            rows = X.index[d][forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]
+            out[d] = X.table[rows].sum(axis=0)
+        return out
+
     def score(self, w, X, Y, H) -> np.ndarray:
         X, w = self._check_X(X), self._check_w(w)
         tw = X.table @ w
@@ -225,24 +236,27 @@ class CorefModel(LatentModel):
             H.append(h)
         return Y, H
 
-    def inference_terms(self, w, X, Y, H=None) -> InferenceTerms:
-        """All objective terms from one pass (one product ``table @ w`` for everything)."""
+    def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
+        """All objective terms from one pass (one product ``table @ w`` for everything); ``complete=False``
+        skips the latent completion (``best``/``h_best`` are then ``None``), as the cutting plane asks."""
         X, w = self._check_X(X), self._check_w(w)
         tw = X.table @ w
         rank = value_rank(tw) if self.loss_kind == "pairwise" else None
         n_docs = len(X)
-        terms = dict(ybar=[], hbar=[], h_best=[], aug=np.empty(n_docs), best=np.empty(n_docs))
+        terms = dict(ybar=[], hbar=[], aug=np.empty(n_docs))
+        best, h_best = (np.empty(n_docs), []) if complete else (None, None)
         fixed = None if H is None else np.empty(n_docs)
         for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
             y = self._gold(Y, d, int(n))
             ybar, hbar, terms["aug"][d] = self._augmented(tw, idx, y, rank)
-            h_best, terms["best"][d] = self._complete(tw, idx, y)
             terms["ybar"].append(ybar)
             terms["hbar"].append(hbar)
-            terms["h_best"].append(h_best)
+            if complete:
+                hb, best[d] = self._complete(tw, idx, y)
+                h_best.append(hb)
             if H is not None:
                 fixed[d] = tw[idx[forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
-        return InferenceTerms(fixed=fixed, **terms)
+        return InferenceTerms(fixed=fixed, best=best, h_best=h_best, **terms)
 
     # ----------------------------------------------------------------- initial latent values
     def init_latent(self, X, Y, how: str = "chain", rng: np.random.Generator | None = None):
