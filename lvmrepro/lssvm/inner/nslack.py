@@ -13,7 +13,10 @@ plane is violated more than every plane already in the set, and re-solves the du
 block-wise SMO, the Cython kernel :mod:`lvmrepro._kernels.nslack_qp` (NumPy twin ``nslack_qp_ref``).
 It stops at the certified gap ``min_t P(w_t) - D(a) <= tol``: every pass evaluates the exact primal
 ``P`` (with the model's loss-augmented inference) and the cached problem's dual is a lower bound on
-the bound's minimum, because the cached problem has a subset of the constraints.
+the bound's minimum, because the cached problem has a subset of the constraints.  With an
+*approximate* loss-augmented inference (a greedy that may miss the maximiser) the primal is evaluated
+with, per example, the larger of the inference's answer and the best cached plane -- both lower bounds
+of the exact slack -- so the gap is then relative to the best answers known, not certified.
 
 Compared with the 1-slack method (:class:`~lvmrepro.lssvm.inner.cutting_plane.CuttingPlane`), which
 adds one aggregated plane per pass, each pass here adds up to ``n`` planes, and the QP over them is
@@ -67,8 +70,7 @@ def solve_nslack_qp(G, b, starts, total, alpha, tol, *, max_epochs: int = 100_00
             raise ValueError(f"n-slack QP input {name} contains NaN or infinite values")
     if not np.isfinite(tol) or tol < 0:
         raise ValueError(f"tol must be a finite number >= 0; got {tol}")
-    sums = np.add.reduceat(alpha, starts[:-1]) if K else np.zeros(len(total))
-    sums[np.diff(starts) == 0] = 0.0
+    sums = np.bincount(np.repeat(np.arange(len(total)), np.diff(starts)), weights=alpha, minlength=len(total))
     if np.any(alpha < 0) or np.any(sums > total * (1 + 1e-9) + 1e-300):
         raise ValueError("alpha must be feasible: non-negative, at most total per block")
     order = np.arange(len(total), dtype=np.int64) if order is None else np.ascontiguousarray(order, dtype=np.int64)
@@ -181,16 +183,17 @@ class NSlackSession(InnerSession):
             self.passes += 1
             fixed = p @ w
             viol = terms.aug - fixed                      # xi_i before the max with 0
-            primal = 0.5 * float(w @ w) + float(c @ np.maximum(viol, 0.0))
+            cached = np.zeros(n)                          # the cached planes' largest violation (and 0)
+            if len(self.b):
+                np.maximum.at(cached, self.owner, self.b - G @ w)
+            # exact inference: cached <= viol; approximate inference: the best answer known is the larger
+            primal = 0.5 * float(w @ w) + float(c @ np.maximum(viol, cached))
             if primal < best_p:
                 best_p, best_w = primal, w.copy()
             if best_p - dual <= tol:
                 converged = True
                 break
             # the most violated plane of each active example, where it beats the cached ones
-            cached = np.zeros(n)
-            if len(self.b):
-                np.maximum.at(cached, self.owner, self.b - G @ w)
             new = active[viol[active] > cached[active] + 1e-12 * (1.0 + np.abs(viol[active]))]
             if len(new):
                 Ybar = [terms.ybar[i] for i in new]
