@@ -10,7 +10,8 @@ plane is violated more than every plane already in the set, and re-solves the du
     max_a  sum_k a_k b_k - 1/2 ||sum_k a_k (p_{i(k)} - ghat_k)||^2,   a >= 0,  sum_{k in i} a_k <= c_i
 
 (``ghat_k = phi(x_i, ybar_k, hbar_k)``, ``b_k = Delta_i(ybar_k, hbar_k)``, ``p_i = phi(x_i, y_i, h_i)``) by
-block-wise SMO, the Cython kernel :mod:`lvmrepro._kernels.nslack_qp` (NumPy twin ``nslack_qp_ref``).
+an interior-point method on its primal (Clarabel; ``qp="ipm"``) or by block-wise SMO, the Cython kernel
+:mod:`lvmrepro._kernels.nslack_qp` (NumPy twin ``nslack_qp_ref``; ``qp="dcd"``).
 It stops at the certified gap ``min_t P(w_t) - D(a) <= tol``: every pass evaluates the exact primal
 ``P`` (with the model's loss-augmented inference) and the cached problem's dual is a lower bound on
 the bound's minimum, because the cached problem has a subset of the constraints.  With an
@@ -85,6 +86,66 @@ def solve_nslack_qp(G, b, starts, total, alpha, tol, *, max_epochs: int = 100_00
     return alpha, w, int(epochs), float(gap)
 
 
+def cached_gap(G, b, starts, total, alpha, w, order) -> float:
+    """Duality gap of the cached problem at ``alpha`` (``w = alpha @ G``): an upper bound on ``max D - D(alpha)``."""
+    from lvmrepro._kernels import nslack_qp
+    _, gap = nslack_qp.nslack_dcd(G, b, starts, total, alpha.copy(), w.copy(), order, np.inf, 0, 1)
+    return float(gap)
+
+
+def solve_nslack_qp_ipm(G, b, starts, total, order=None):
+    """The cached QP by an interior-point method (Clarabel) on its primal
+
+        min 1/2 ||w||^2 + sum_i total_i xi_i   s.t.  G_k.w + xi_i >= b_k  (k in block i),  xi >= 0,
+
+    whose constraint multipliers are the dual ``alpha``.  They are projected onto the feasible set (negative
+    entries to 0, blocks above their total scaled down) so that ``D(alpha)`` is a valid lower bound.
+    Returns ``(alpha, w, iterations, gap)`` like :func:`solve_nslack_qp`.  Blocks outside ``order`` (default:
+    every block with ``total > 0``) keep ``alpha = 0``.
+    """
+    import clarabel
+    import scipy.sparse as sp
+    G = np.ascontiguousarray(G, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    total = np.ascontiguousarray(total, dtype=np.float64)
+    K, d = G.shape
+    nb = len(total)
+    owner = np.repeat(np.arange(nb), np.diff(starts))
+    order = np.flatnonzero(total > 0) if order is None else np.ascontiguousarray(order, dtype=np.int64)
+    use = np.zeros(nb, bool)
+    use[order] = True
+    use &= total > 0
+    rows = np.flatnonzero(use[owner])
+    alpha = np.zeros(K)
+    if len(rows):
+        blocks = np.flatnonzero(use)
+        slot = np.full(nb, -1)
+        slot[blocks] = np.arange(len(blocks))
+        m, nbu = len(rows), len(blocks)
+        P = sp.block_diag([sp.identity(d, format="csc"), sp.csc_matrix((nbu, nbu))], format="csc")
+        q = np.concatenate([np.zeros(d), total[blocks]])
+        A = sp.vstack([sp.hstack([-sp.csr_matrix(G[rows]),
+                                  -sp.csr_matrix((np.ones(m), (np.arange(m), slot[owner[rows]])), shape=(m, nbu))]),
+                       sp.hstack([sp.csr_matrix((nbu, d)), -sp.identity(nbu)])], format="csc")
+        rhs = np.concatenate([-b[rows], np.zeros(nbu)])
+        settings = clarabel.DefaultSettings()
+        settings.verbose = False
+        settings.tol_gap_abs, settings.tol_gap_rel, settings.tol_feas = 1e-10, 1e-11, 1e-10
+        settings.max_threads = 1     # one thread per solve: the runs themselves go in parallel
+        sol = clarabel.DefaultSolver(P, q, A, rhs, [clarabel.NonnegativeConeT(m + nbu)], settings).solve()
+        alpha[rows] = np.maximum(np.asarray(sol.z[:m], dtype=np.float64), 0.0)
+        iterations = int(sol.iterations)
+    else:
+        iterations = 0
+    sums = np.bincount(owner, weights=alpha, minlength=nb)
+    over = sums > total
+    if over.any():
+        alpha *= np.where(over, total / np.where(sums > 0, sums, 1.0), 1.0)[owner]
+    w = np.ascontiguousarray(alpha @ G if K else np.zeros(d))
+    return alpha, w, iterations, cached_gap(G, b, starts, total, alpha, w, order)
+
+
 def joint_features(model, X, Y, H) -> np.ndarray:
     """``(n, size_w)``: every example's ``phi(x_i, y_i, h_i)`` (the model's vectorised form when it has one)."""
     if hasattr(model, "joint_features"):
@@ -95,13 +156,16 @@ def joint_features(model, X, Y, H) -> np.ndarray:
 class NSlackCuttingPlane(InnerSolver):
     """Warm-started n-slack cutting plane with cached planes; any model (module docstring).
 
-    ``max_iter`` passes of the oracle per solve at most; ``qp_epochs`` epochs of the cached QP per pass
-    at most; ``max_planes`` planes kept per example (inactive ones retired after ``retire_after``
-    passes); ``backend`` of the QP kernel.
+    ``max_iter`` passes of the oracle per solve at most; ``qp``: the cached QP by an interior-point
+    method (``"ipm"``, Clarabel, the default: exact to machine precision in a few dozen Newton steps) or
+    by block-wise SMO (``"dcd"``, the Cython kernel, warm-started; slow when the planes are strongly
+    coupled, as at large C); ``qp_epochs`` epochs of the SMO per pass at most; ``max_planes`` planes
+    kept per example (inactive ones retired after ``retire_after`` passes); ``backend`` of the SMO kernel.
     """
 
     def __init__(self, *, max_iter: int = 1000, qp_epochs: int = 100_000, max_planes: int = 10,
-                 retire_after: int = 5, inner_steps: int = 4, record: bool = False, backend: str = "cython"):
+                 retire_after: int = 5, inner_steps: int = 4, record: bool = False, backend: str = "cython",
+                 qp: str = "ipm"):
         for name, v in (("max_iter", max_iter), ("qp_epochs", qp_epochs), ("max_planes", max_planes),
                         ("retire_after", retire_after), ("inner_steps", inner_steps)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -110,7 +174,9 @@ class NSlackCuttingPlane(InnerSolver):
             raise ValueError(f"backend must be 'cython' or 'numpy'; got {backend!r}")
         self.max_iter, self.qp_epochs, self.max_planes = int(max_iter), int(qp_epochs), int(max_planes)
         self.retire_after, self.inner_steps = int(retire_after), int(inner_steps)
-        self.record, self.backend = bool(record), backend
+        if qp not in ("ipm", "dcd"):
+            raise ValueError(f"qp must be 'ipm' or 'dcd'; got {qp!r}")
+        self.record, self.backend, self.qp = bool(record), backend, qp
 
     def bind(self, model, X, Y, C) -> "NSlackSession":
         return NSlackSession(self, model, X, model.check_outputs(X, Y), check_C(C))
@@ -216,8 +282,12 @@ class NSlackSession(InnerSession):
             else:
                 qp_tol *= 0.25   # nothing new: only a more accurate QP can close the gap
             # inexact QPs while the gap is large: a tenth of the current gap, never looser
-            _, w_alpha, ep, _ = solve_nslack_qp(G, self.b, starts, c, self.alpha, max(qp_tol, 0.1 * (best_p - dual)), max_epochs=s.qp_epochs,
-                                                inner_steps=s.inner_steps, order=active, backend=s.backend)
+            if s.qp == "ipm":
+                self.alpha, w_alpha, ep, _ = solve_nslack_qp_ipm(G, self.b, starts, c, order=active)
+            else:
+                _, w_alpha, ep, _ = solve_nslack_qp(G, self.b, starts, c, self.alpha, max(qp_tol, 0.1 * (best_p - dual)),
+                                                    max_epochs=s.qp_epochs, inner_steps=s.inner_steps, order=active,
+                                                    backend=s.backend)
             qp_epochs += ep
             dual = max(dual, float(self.alpha @ self.b) - 0.5 * float(w_alpha @ w_alpha))
             w = w_alpha
