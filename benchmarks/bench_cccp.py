@@ -2,8 +2,9 @@
 
 ``learners``: one CCCP run and one self-paced-learning run on pair 1-7 with **all** its official
 training images, C = 300 (the largest of the paper's range, the slowest runs of its Figure 3),
-eps = 0.001, mu = 1.3, T0 = 2, every digit starting unrotated -- the protocol of
-``spl.fig3 --scale paper`` for one (pair, C) cell.  The paper reports 18 min per CCCP run and 53 min
+eps = 0.001, mu = 1.3, T0 = 2, every digit starting unrotated, the inner solver with shrinking -- the
+protocol of ``spl.fig3 --scale paper`` at the paper's stopping rule for one (pair, C) cell (the target also
+continues both learners to a tighter tolerance; that part is not timed here).  The paper reports 18 min per CCCP run and 53 min
 per SPL run on average over all its digit runs.
 
 ``scaling_learner``: CCCP's time against the number of training images (class-stratified prefix of
@@ -29,14 +30,16 @@ def _data():
 
 
 def _fit(method, n_train=None, log=None):
-    from lvmrepro.lssvm import CCCP, SelfPaced, StateFeatures
+    from lvmrepro.lssvm import CCCP, DualCoordinateDescent, SelfPaced, StateFeatures
     from lvmrepro.lssvm.models.digits import spl_digit_model
     F, Y = _data()
     if n_train is not None:
         keep = np.sort(np.random.default_rng(0).permutation(len(Y))[:n_train])
         F, Y = F[keep], Y[keep]
     model = spl_digit_model()
-    learner = CCCP(model, C, eps=1e-3) if method == "cccp" else SelfPaced(model, C, eps=1e-3, mu=1.3, T0=2)
+    inner = DualCoordinateDescent(shrinking=True)     # as spl.fig3
+    learner = (CCCP(model, C, eps=1e-3, inner=inner) if method == "cccp"
+               else SelfPaced(model, C, eps=1e-3, mu=1.3, T0=2, inner=inner))
     res = learner.fit(StateFeatures(F), Y, H0=np.full(len(Y), 5))
     if log is not None:
         log[method] = {"n_train": len(Y), "iterations": res.n_iter, "converged": bool(res.converged)}

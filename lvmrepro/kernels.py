@@ -9,7 +9,7 @@ import numpy as np
 
 from lvmrepro._kernels import assign as _assign
 from lvmrepro._kernels import assign_ref as _assign_ref
-from lvmrepro.validation import as_float_matrix, as_float_vector, check_k
+from lvmrepro.validation import MAX_COORDINATE, as_float_matrix, as_float_vector, check_k
 
 
 def assign_nearest(X, centers, *, backend: str = "cython"):
@@ -21,8 +21,8 @@ def assign_nearest(X, centers, *, backend: str = "cython"):
     rounded once (:mod:`lvmrepro._kernels.assign` states the contract; the compiled kernel picks a
     vectorised path for the CPU, none of which changes a rounding).
     """
-    X = as_float_matrix(X, "X")
-    centers = as_float_matrix(centers, "centers", ncols=X.shape[1])
+    X = as_float_matrix(X, "X", max_abs=MAX_COORDINATE)
+    centers = as_float_matrix(centers, "centers", ncols=X.shape[1], max_abs=MAX_COORDINATE)
     check_k(centers.shape[0], X.shape[0], name="number of centres k")
     if backend == "numpy":
         return _assign_ref.assign_nearest(X, centers)

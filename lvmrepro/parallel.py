@@ -1,8 +1,8 @@
 """Independent trials in parallel: joblib's process pool (loky) on this machine, or a Dask cluster.
 
 :func:`parallel_map` is ``[func(x) for x in items]`` with a progress bar.  Results come back in the order
-of ``items`` whatever the backend, and each item carries its own seed, so where a trial ran never
-changes the result.  Worker processes that go idle exit after :data:`IDLE_WORKER_TIMEOUT_S` seconds, and
+of ``items`` whatever the backend, each item carries its own seed, and each runs with BLAS limited to
+one thread, so where (and beside what) a trial ran never changes the result.  Worker processes that go idle exit after :data:`IDLE_WORKER_TIMEOUT_S` seconds, and
 an interrupted map shuts its pool down, so a killed or stopped run does not leave workers behind for
 long.  :func:`use_scheduler` switches every later map to joblib's Dask backend on a ``dask.distributed``
 cluster (``lvmrepro run --scheduler tcp://HOST:8786`` or ``LVMREPRO_SCHEDULER``).
@@ -54,6 +54,23 @@ def _shutdown_local_pool() -> None:
         pass
 
 
+def _one_thread(func, x):
+    """One item with BLAS/OpenMP limited to one thread: results do not depend on how many threads the
+    machine's BLAS would use (a threaded dot product sums in another order), and ``jobs`` workers do
+    not oversubscribe the cores."""
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(limits=1):
+        return func(x)
+
+
+def _guarded(func, x, parent: int):
+    """Run one item in a local worker, unless the run that submitted it is gone (killed): then the worker
+    quits at once instead of working through the rest of its batch."""
+    if os.getppid() != parent:
+        os._exit(0)
+    return _one_thread(func, x)
+
+
 def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progress: bool = True) -> list:
     items = list(items)
     show = progress and len(items) > 1
@@ -63,7 +80,7 @@ def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progre
         if show:
             from tqdm.auto import tqdm
             it = tqdm(items, desc=desc, leave=False)
-        return [func(x) for x in it]
+        return [_one_thread(func, x) for x in it]
     from joblib import Parallel, delayed, parallel_config
     if address is not None:
         client = _dask_client(address)
@@ -74,7 +91,12 @@ def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progre
         n_jobs = jobs
     try:
         with config:
-            gen = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(func)(x) for x in items)
+            if address is None:
+                parent = os.getpid()
+                calls = (delayed(_guarded)(func, x, parent) for x in items)
+            else:
+                calls = (delayed(_one_thread)(func, x) for x in items)
+            gen = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
             if show:
                 from tqdm.auto import tqdm
                 gen = tqdm(gen, total=len(items), desc=desc, leave=False)

@@ -72,7 +72,10 @@ class Param:
         if kind == "float":
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 self._fail(name, value)
-            value = float(value)
+            try:
+                value = float(value)
+            except OverflowError:
+                self._fail(name, value, "too large")
             if not math.isfinite(value):
                 self._fail(name, value, "not finite")
             self._bounds(name, value)
@@ -142,7 +145,7 @@ class Param:
         if kind == "float":
             try:
                 v = float(word)
-            except ValueError:
+            except (ValueError, OverflowError):
                 self._fail(name, raw)
             return v
         if kind == "bool":

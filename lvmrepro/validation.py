@@ -4,8 +4,18 @@ from __future__ import annotations
 import numpy as np
 
 
-def as_float_matrix(a, name: str, *, ncols: int | None = None, min_rows: int = 1) -> np.ndarray:
-    """Return ``a`` as a C-contiguous float64 2-D array, or raise ValueError naming ``name``."""
+# Coordinates beyond this make squared distances overflow float64 (1e150^2 d stays finite for any d here).
+MAX_COORDINATE = 1e150
+
+
+def as_float_matrix(a, name: str, *, ncols: int | None = None, min_rows: int = 1,
+                    max_abs: float | None = None) -> np.ndarray:
+    """Return ``a`` as a C-contiguous float64 2-D array, or raise ValueError naming ``name``.
+    Complex values are refused (casting would silently drop the imaginary part).
+
+    ``max_abs``: reject entries larger in magnitude (e.g. :data:`MAX_COORDINATE` where squares are taken)."""
+    if np.iscomplexobj(a):
+        raise ValueError(f"{name} must be real numbers; got complex values")
     try:
         arr = np.ascontiguousarray(a, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -19,17 +29,27 @@ def as_float_matrix(a, name: str, *, ncols: int | None = None, min_rows: int = 1
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(f"{name} contains NaN or infinite values (first at index {tuple(bad)})")
+    if max_abs is not None and arr.size and float(np.max(np.abs(arr))) > max_abs:
+        raise ValueError(f"{name} has entries of magnitude above {max_abs:g}: their squares would overflow")
     return arr
 
 
-def as_float_vector(a, name: str, *, size: int | None = None) -> np.ndarray:
-    arr = np.ascontiguousarray(a, dtype=np.float64)
+def as_float_vector(a, name: str, *, size: int | None = None, max_abs: float | None = None) -> np.ndarray:
+    """Return ``a`` as a C-contiguous float64 1-D array, or raise ValueError naming ``name``."""
+    if np.iscomplexobj(a):
+        raise ValueError(f"{name} must be real numbers; got complex values")
+    try:
+        arr = np.ascontiguousarray(a, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric 1-D array: {exc}") from None
     if arr.ndim != 1:
         raise ValueError(f"{name} must be 1-D; got shape {arr.shape}")
     if size is not None and arr.shape[0] != size:
         raise ValueError(f"{name} must have length {size}; got {arr.shape[0]}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
+    if max_abs is not None and arr.size and float(np.max(np.abs(arr))) > max_abs:
+        raise ValueError(f"{name} has entries of magnitude above {max_abs:g}: their squares would overflow")
     return arr
 
 
@@ -76,4 +96,6 @@ def as_weight_vector(w, size: int, name: str = "w") -> np.ndarray:
         raise ValueError(f"{name} must have shape ({size},); got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values")
+    if arr.size and float(np.max(np.abs(arr))) > MAX_COORDINATE:
+        raise ValueError(f"{name} has entries above {MAX_COORDINATE:g} in magnitude: scores would overflow")
     return arr

@@ -153,9 +153,12 @@ def test_all_distances_infinite_gives_label_zero():
     # the loop keeps label 0 and +inf when no distance is below +inf; every path must agree
     X = np.full((11, 3), 1e300)
     C = -np.full((9, 3), 1e300)
-    lab, dist = assign_nearest(X, C)
+    lab, dist = assign_ref.assign_nearest(X, C)
     assert lab.tolist() == [0] * 11 and np.all(np.isinf(dist))
     assert_bits_equal(X, C)
+    # the public wrapper refuses such coordinates before any work (their squares overflow)
+    with pytest.raises(ValueError, match="would overflow"):
+        assign_nearest(X, C)
 
 
 def test_paths_agree_on_the_table1_shapes():

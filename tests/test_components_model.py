@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from lvmrepro.datasets import hog_mirror, mammals
 from lvmrepro.lssvm.models.components import (ComponentMixtureModel, candidate_scores_reference)
-from lvmrepro.lssvm.models.mammals import RaggedFeatures
+from lvmrepro.lssvm.features import LatentTable, RaggedFeatures
 
 TINY_LAYOUT = (1, 2, 1, 2, 3)     # 12 features: mirroring swaps both block and cell columns and bins
 
@@ -156,7 +156,9 @@ def test_score_and_feature_sum_match_joint_features(seed, n_components, bias):
 def test_blas_scores_match_the_loop_reference_and_latent_table(seed, n_components, bias):
     model, X, Y, w, blocks, rng = tiny_problem(seed, n_components, bias, ties=False)
     reference = candidate_scores_reference(model, w, blocks)
-    values, starts, counts = model.latent_table(w, X, Y)
+    table = model.latent_table(w, X, Y)
+    assert isinstance(table, LatentTable)
+    values, starts, counts = table.values, table.starts, table.counts
     for i, ref in enumerate(reference):
         table_i = values[starts[i]:starts[i] + counts[i]]
         assert np.allclose(table_i, ref if Y[i] == 1 else 0.0, rtol=0, atol=1e-12)
@@ -164,7 +166,8 @@ def test_blas_scores_match_the_loop_reference_and_latent_table(seed, n_component
         for j, h in enumerate(candidates(model, X.counts[i])):
             assert np.isclose(table_i[j], w @ model.joint_feature(X, i, Y[i], h), rtol=0, atol=1e-12)
     subset = rng.permutation(len(X))[: max(1, len(X) // 2)]
-    sub_values, sub_starts, sub_counts = model.latent_table(w, X, Y, examples=subset)
+    sub = model.latent_table(w, X, Y, examples=subset)
+    sub_values, sub_starts, sub_counts = sub.values, sub.starts, sub.counts
     for t, i in enumerate(subset):
         # equal up to BLAS blocking (a product over fewer rows may round differently)
         assert np.allclose(sub_values[sub_starts[t]:sub_starts[t] + sub_counts[t]],
@@ -177,16 +180,51 @@ def test_blas_scores_match_the_loop_reference_and_latent_table(seed, n_component
 def test_table_of_a_blend_is_the_blend_of_tables():
     model, X, Y, w, _, rng = tiny_problem(11, 2, 1.0, ties=False)
     w2 = rng.normal(size=model.size_w)
-    blend = model.latent_table(0.3 * w + 0.7 * w2, X, Y)[0]
-    assert np.allclose(blend, 0.3 * model.latent_table(w, X, Y)[0] + 0.7 * model.latent_table(w2, X, Y)[0])
+    blend = model.latent_table(0.3 * w + 0.7 * w2, X, Y).values
+    assert np.allclose(blend, 0.3 * model.latent_table(w, X, Y).values + 0.7 * model.latent_table(w2, X, Y).values)
+    # the table's argmax is the latent completion of the positives
+    arg, best = model.latent_table(w, X, Y).argmax()
+    H, s = model.impute_latent(w, X, Y)
+    pos = Y == 1
+    assert np.array_equal(model.latent_at(X, arg)[pos], H[pos]) and np.allclose(best[pos], s[pos])
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_components=st.integers(1, 3), bias=st.sampled_from([0.0, 1.0]),
+       ties=st.booleans())
+def test_search_on_a_subset_of_windows_matches_brute_force(seed, n_components, bias, ties):
+    model, X, Y, w, blocks, rng = tiny_problem(seed, n_components, bias, ties=ties)
+    rows = np.flatnonzero(rng.random(len(X.Phi)) < 0.6)
+    best, H = model.best_on_rows(w, X, rows)
+    reference = candidate_scores_reference(model, w, blocks)
+    for i in range(len(X)):
+        mine = rows[(rows >= X.starts[i]) & (rows < X.starts[i] + X.counts[i])] - X.starts[i]
+        if mine.size == 0:
+            assert best[i] == -np.inf and np.all(H[i] == 0)
+            continue
+        width = 2 * n_components
+        allowed = np.concatenate([np.arange(p * width, (p + 1) * width) for p in mine])
+        j = allowed[np.argmax(reference[i][allowed])]       # first maximum in candidate order
+        assert np.isclose(best[i], reference[i][allowed].max(), rtol=0, atol=1e-12)
+        k, m = j % n_components, (j // n_components) % 2
+        assert H[i].tolist() == [k, j // width, m]
+    full_best, full_H = model.decision_values(w, X)
+    all_best, all_H = model.best_on_rows(w, X, np.arange(len(X.Phi)))
+    assert np.allclose(all_best, full_best, rtol=0, atol=1e-12) and np.array_equal(all_H, full_H)
+    with pytest.raises(ValueError, match="sorted distinct"):
+        model.best_on_rows(w, X, rows[::-1] if len(rows) > 1 else np.array([len(X.Phi)]))
 
 
 # --------------------------------------------------------------------------- groups, parameters, pruning
 def test_groups_tile_w_by_component():
     model = ComponentMixtureModel(6, 1260)
-    groups = model.groups()
+    groups = model.groups(with_offset=True)
     assert len(groups) == 6 and all(len(g) == 1261 for g in groups)
     assert np.array_equal(np.sort(np.concatenate(groups)), np.arange(model.size_w))
+    templates_only = model.groups()
+    assert all(len(g) == 1260 for g in templates_only)
+    assert np.array_equal(np.setdiff1d(np.arange(model.size_w), np.concatenate(templates_only)),
+                          np.arange(6) * 1261 + 1260)        # the offsets are in no group
     T = np.arange(6 * 1260, dtype=float).reshape(6, 1260)
     w = model.pack(T, np.arange(6.0))
     T2, b2 = model.templates(w)
@@ -197,8 +235,9 @@ def test_groups_tile_w_by_component():
 def test_surviving_components_and_restrict():
     model, X, Y, w, _, rng = tiny_problem(2, 3, 1.0, ties=False)
     W = w.reshape(3, model.block_size).copy()
-    W[1] = 0.0
+    W[1, :-1] = 0.0               # template zero, offset kept: pruned
     w = W.ravel()
+    assert model.block_norms(w)[1] == 0.0
     keep = model.surviving_components(w)
     assert keep.tolist() == [0, 2]
     sub, w_sub = model.restrict(w, keep)

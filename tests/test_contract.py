@@ -69,7 +69,7 @@ def test_validate_result_rejects_bad_claims():
                                              "test": "t", "n": 5}]})
     with pytest.raises(ValueError, match="missing"):
         validate_result({**good, "claims": [{"id": "a", "statement": "s", "holds": True, "evidence": "e"}]})
-    with pytest.raises(ValueError, match="holds on 3 samples"):
+    with pytest.raises(ValueError, match="decided .holds. on 3 samples"):
         validate_result({**good, "claims": [{"id": "a", "statement": "s", "holds": True, "evidence": "e",
                                              "test": "t", "n": 3}]})
     with pytest.raises(ValueError, match="missing 'rows'"):

@@ -278,3 +278,58 @@ def test_bad_q_restarts_and_labels_raise():
         em(X, y, 2, restarts=0)
     with pytest.raises(ValueError, match="match"):
         error_rate([0, 1], [0, 1, 1])
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), r=st.integers(1, 4), n=st.integers(1, 4), a=st.floats(0.1, 10.0))
+def test_kronecker_a_step_equals_the_woodbury_reference(seed, r, n, a):
+    from lvmrepro.mixreg.minmin import _KronAStep, _woodbury_solve
+    rng = np.random.default_rng(seed)
+    t = 3 * r * n + 2
+    X = rng.standard_normal((t, n))
+    U = np.linalg.qr(rng.standard_normal((t, r)))[0]
+    d = rng.uniform(0, 2, r)
+    lam = rng.uniform(0.5, 2, t)
+    b = rng.standard_normal(t)
+    fast = _KronAStep(X).solve(U * np.sqrt(d), lam, a, b)
+    ref = _woodbury_solve(U, d, X, lam, a, b)
+    dense = np.linalg.solve(np.diag(lam) + a * ((U * d) @ U.T) * (X @ X.T), b)   # the definition
+    np.testing.assert_allclose(fast, ref, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(fast, dense, rtol=1e-7, atol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(v=st.lists(st.floats(0.01, 10.0), min_size=1, max_size=6), n_rest=st.integers(0, 30),
+       frac=st.floats(0.0, 1.0), q=st.integers(1, 4))
+def test_fast_water_fill_equals_the_reference(v, n_rest, frac, q):
+    from lvmrepro.mixreg.minmin import _water_fill_fast
+    v = np.array(v)
+    v_rest = frac * v.min()
+    a = _water_fill(v, n_rest, v_rest, q)
+    b = _water_fill_fast(v, n_rest, v_rest, q)
+    np.testing.assert_allclose(a[0], b[0], rtol=1e-10, atol=1e-12)
+    assert a[1] == pytest.approx(b[1], rel=1e-10, abs=1e-12)
+
+
+@pytest.mark.parametrize("q", [1, 2])
+def test_minmin_fast_path_follows_the_reference_iterates(q):
+    X, y, _ = mixture(11, t=25, n=3, k=2)
+    a = minmin(X, y, 2, sigma=0.5, gamma=0.3, q=q, rng=0, max_iter=400, gap_tol=1e-12)
+    b = minmin(X, y, 2, sigma=0.5, gamma=0.3, q=q, rng=0, max_iter=400, gap_tol=1e-12, reference=True)
+    np.testing.assert_allclose(a.info["objective"], b.info["objective"], rtol=1e-9, atol=1e-10)
+    assert a.upper == pytest.approx(b.upper, rel=1e-9) and a.iterations == b.iterations
+
+
+def test_minmin_stops_on_a_plateau_of_its_certified_gap():
+    # a plateau at the final eps ends the solve uncertified (stop = "plateau") instead of running to the cap;
+    # with the rule off, the same steps run four times longer and still do not certify (the gap creeps on)
+    X, y, _ = mixture(12, t=30, n=3, k=3, noise=0.3)
+    a = maxmin(X, y, 3, sigma=0.5, gamma=30.0, q=1, rng=0)
+    kw = dict(sigma=0.5, gamma=30.0, q=1, rng=0, tol=1e-9, lower=a.lower, eps0=1e-6, eps=1e-6, check_every=5,
+              stall_checks=5)
+    r = minmin(X, y, 3, max_iter=30000, **kw)
+    assert r.info["stop"] == "plateau" and not r.converged and r.iterations < 1000
+    g = [gap for _, gap in r.info["gap_history"]]
+    assert g[-1] > 0.95 * g[-6]                         # the gap shrank by less than 5 % over the last 5 checks
+    off = minmin(X, y, 3, max_iter=4 * r.iterations, stop_on_plateau=False, **kw)
+    assert off.info["stop"] == "max_iter" and not off.converged and off.info["rel_gap_certified"] > 1e-9

@@ -110,3 +110,34 @@ def test_bad_em_inputs_raise():
         em(X, y, 3, max_iter=0)
     with pytest.raises(ValueError, match="n_neighbors"):
         em(X, y, 3, init="kmeans_local", n_neighbors=13)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), hard=st.booleans(), gamma=st.sampled_from([0.0, 0.1, 10.0]),
+       tol=st.sampled_from([1e-2, 1e-6]), max_iter=st.sampled_from([3, 1000]))
+def test_fast_runs_follow_the_reference_iterates(seed, hard, gamma, tol, max_iter):
+    # the compacted runs with the matrix-product M-step against the plain all-runs reference
+    from lvmrepro.mixreg.em import _runs, _runs_reference, _starts
+    X, y, _ = mixture(seed, t=30, noise=0.3)
+    R0, _ = _starts(X, y, 3, "random_soft" if seed % 2 else "random_hard", 6, np.random.default_rng(seed), 4)
+    a = _runs(X, y, 3, 0.5, gamma, R0, max_iter, tol, hard)
+    b = _runs_reference(X, y, 3, 0.5, gamma, R0, max_iter, tol, hard)
+    np.testing.assert_allclose(a[3], b[3], rtol=1e-9, atol=1e-9)        # every run's objective, every iteration
+    np.testing.assert_array_equal(a[4], b[4])                            # iteration counts
+    np.testing.assert_array_equal(a[5], b[5])                            # which runs stopped on tol
+    np.testing.assert_allclose(a[0], b[0], rtol=1e-7, atol=1e-9)
+    np.testing.assert_array_equal(a[2], b[2])
+
+
+def test_mixed_starts_split_the_budget_over_the_four_kinds():
+    from lvmrepro.mixreg.em import KINDS, _starts
+    X, y, lab = mixture(6, t=30)
+    R, label = _starts(X, y, 3, "mixed", 10, np.random.default_rng(0), 4)
+    assert label == "mixed" and R.shape == (10, 30, 3)
+    # 3 + 3 + 2 + 2 starts, in the order of KINDS: the soft ones are the 4th to 6th
+    hard = np.all((R == 0) | (R == 1), axis=(1, 2))
+    assert hard.tolist() == [True] * 3 + [False] * 3 + [True] * 4
+    r = em(X, y, 3, sigma=0.1, restarts=10, rng=0, init="mixed")
+    assert r.init == "mixed" and r.restarts == 10 and r.best_start in KINDS
+    single = em(X, y, 3, sigma=0.1, restarts=3, rng=0, init="random_hard")
+    assert single.best_start == "random_hard"

@@ -1,111 +1,121 @@
-"""Every convexmr target runs at smoke scale and returns rows and computed claims with sane values."""
+"""Every convexmr target runs at smoke scale and returns rows, claims decided by lvmrepro.stats and checks;
+the protocol pieces (equal grids, setting choice, eligible benchmark sequences) behave as documented."""
 import pytest
 
 from conftest import needs_data
 from lvmrepro import experiments
-from lvmrepro.experiments.convexmr import MINMIN_GAP_TOL
+from lvmrepro.experiments.convexmr import _fits as F
 
 
 def _check(res):
     assert res["rows"], "no rows"
-    assert res["claims"], "no claims"
     for c in res["claims"]:
         assert c["holds"] in (True, False, None)
-        assert c["evidence"]
+        assert c["test"] != "legacy" and c["evidence"]
+        if c["holds"] is True:
+            assert c["n"] >= 5
+    for c in res["checks"]:
+        assert isinstance(c["passed"], bool) and c["evidence"]
 
 
-def _claim(res, name):
-    found = [c for c in res["claims"] if c.get("id", c.get("name")) == name]
-    assert len(found) == 1, [c.get("id", c.get("name")) for c in res["claims"]]
+def _by_id(entries, name):
+    found = [c for c in entries if c["id"] == name]
+    assert len(found) == 1, [c["id"] for c in entries]
     return found[0]
 
 
-def test_synthetic_and_fig1_smoke():
-    res = experiments.run("convexmr.synthetic", "smoke", progress=False)
+def test_synthetic_and_fig1_smoke(tmp_path):
+    res = experiments.run("convexmr.synthetic", "smoke", progress=False, out=tmp_path)
     _check(res)
-    methods = {r["method"] for r in res["rows"]}
-    assert methods == {"em", "hard_em", "maxmin_q1", "maxmin_q5", "minmin_q1"}
-    assert all(0.0 <= r["mean"] <= 1.0 and r["std"] >= 0 and r["n"] == 2 for r in res["rows"])
-    for per in res["artifacts"]["per_repeat"]:
-        assert 0.0 <= per["maxmin_q1_relgap"] < 1e-3       # max-min certifies every solve
-        assert isinstance(per["minmin_q1_converged"], bool)
-        if per["minmin_q1_converged"]:
-            assert per["minmin_q1_relgap"] < MINMIN_GAP_TOL
-    assert _claim(res, "maxmin-certified")["holds"] is True
-    again = experiments.run("convexmr.synthetic", "smoke", progress=False, force=True)
+    assert [r["method"] for r in res["rows"]][:2] == ["em", "maxmin_q1"]
+    assert all(0.0 <= r["mean"] <= 1.0 and r["n"] == 2 for r in res["rows"])
+    claim = _by_id(res["claims"], "convex-beats-em-synthetic")
+    assert claim["holds"] is None and "fewer than 5" in claim["reason"]         # 2 data sets decide nothing
+    assert claim["unit"] == "data set" and claim["threshold"] > 0 and claim["paper_effect"] == pytest.approx(0.067)
+    assert _by_id(res["checks"], "maxmin-certified")["passed"]
+    # the reading is picked on EM's sweep error alone, and the verdict uses other seeds than the sweep
+    pick = res["artifacts"]["reading"]
+    em = {s["reading"]: s["mean"] for s in res["artifacts"]["sweep"] if s["method"] == "em"}
+    assert abs(em[pick["name"]] - 0.347) == min(abs(v - 0.347) for v in em.values())
+    assert not set(res["seeds"]["sweep"]) & set(res["seeds"]["verdict"])
+    again = experiments.run("convexmr.synthetic", "smoke", progress=False, force=True, out=tmp_path)
     assert [r["mean"] for r in again["rows"]] == [r["mean"] for r in res["rows"]]   # same seed, same table
-    f1 = experiments.run("convexmr.fig1", "smoke", progress=False)
+    f1 = experiments.run("convexmr.fig1", "smoke", progress=False, out=tmp_path)
     _check(f1)
-    assert len(f1["artifacts"]["x"]) == 30
-    assert all(0.0 <= r["error_rate"] <= 1.0 for r in f1["rows"])
+    assert len(f1["artifacts"]["x"]) == 30 and _by_id(f1["checks"], "fig1-is-the-first-data-set")["passed"]
+    assert _by_id(f1["claims"], "relaxation-retains-structure")["unit"] == "data set"
 
 
 @needs_data
-def test_table1_fig2_runtime_smoke():
-    res = experiments.run("convexmr.fig2", "smoke", progress=False)     # runs convexmr.table1 too
-    _check(res)
-    assert res["data"] and all(d["name"].startswith("hopkins155/") for d in res["data"])
-    assert _claim(res, "fig2-matches-table1")["holds"] is True
-    t1 = experiments.run("convexmr.table1", "smoke", progress=False)
+def test_hopkins_targets_smoke(tmp_path):
+    f2 = experiments.run("convexmr.fig2", "smoke", progress=False, out=tmp_path)    # runs tuning and table1 too
+    _check(f2)
+    assert _by_id(f2["checks"], "fig2-matches-table1")["passed"]
+    assert _by_id(f2["claims"], "fig2-where-errors-fall")["test"] == "not testable here"
+    tun = experiments.run("convexmr.tuning", "smoke", progress=False, out=tmp_path)
+    _check(tun)
+    assert _by_id(tun["checks"], "tuning-set-disjoint")["passed"]
+    assert set(tun["artifacts"]["chosen"]) == {"em", "em_full", "maxmin", "minmin"}
+    assert tun["artifacts"]["chosen"]["minmin"]["setting"] == tun["artifacts"]["chosen"]["maxmin"]["setting"]
+    t1 = experiments.run("convexmr.table1", "smoke", progress=False, out=tmp_path)
     _check(t1)
-    assert [r["sequence"] for r in t1["rows"]] == ["kanatani2", "two_cranes"]
+    from lvmrepro.experiments.convexmr.hopkins import T1_METHODS
+    assert {(r["sequence"], r["method"]) for r in t1["rows"]} == {(s, m) for s in ("kanatani2", "two_cranes")
+                                                                  for m in T1_METHODS}
     for r in t1["rows"]:
-        for m in ("em", "maxmin", "minmin"):
-            for tag in ("tuned", "fixed"):
-                assert 0.0 <= r[f"{m}_{tag}"] <= 1.0
-            assert r[f"{m}_tuned"] <= r[f"{m}_fixed"]          # tuned is the best over a grid containing fixed
-        assert r["minmin_fixed_objective"] >= r["minmin_fixed_maxmin_value"] - 1e-6 * abs(r["minmin_fixed_maxmin_value"]) - 1e-3
+        assert 0.0 <= r["oracle"] <= r["tuning"] + 1e-12 or r["method"] == "em_hybrid"   # the oracle is the grid's best
+        assert 0.0 <= r["label_free"] <= 1.0
     grid = t1["artifacts"]["grid"]
-    assert {(g["sequence"], g["method"]) for g in grid} == {(s, m) for s in ("kanatani2", "two_cranes")
-                                                           for m in ("em", "maxmin", "minmin")}
-    mm = [g for g in grid if g["method"] == "minmin"]
-    for g in mm:
-        assert isinstance(g["converged"], bool) and g["rel_gap"] >= -1e-12 and g["iterations"] >= 1
-        assert g["converged"] == (g["rel_gap"] < MINMIN_GAP_TOL)
-        scale = max(1.0, abs(g["maxmin_value"]))
-        assert g["upper"] >= g["maxmin_lower"] - 1e-9 * scale        # weak duality: h(M) >= g(c*)
-        if g["converged"]:   # a certified min-min value is max-min's value (within both certificates)
-            mm_gap = (g["maxmin_value"] - g["maxmin_lower"]) / scale
-            assert abs(g["upper"] - g["maxmin_value"]) / scale <= MINMIN_GAP_TOL + mm_gap + 1e-6
-    same = _claim(t1, "maxmin-minmin-same-relaxation")
-    assert same["holds"] is all(g["converged"] for g in mm)     # never None; False when a solve is uncertified
-    rt = experiments.run("convexmr.runtime", "smoke", progress=False)
+    for m in ("em", "em_full", "maxmin", "minmin"):   # equal grids: every method fitted at as many settings
+        assert len({F.setting_key(g["setting"]) for g in grid if g["method"] == m and g["sequence"] == "two_cranes"}) == 2
+    for c in t1["claims"]:
+        assert c["item"] == "Table 1" and c["unit"] == "sequence" and c["threshold"] == pytest.approx(0.01)
+    assert {c["item"] for c in t1["checks"]} == {"Algorithm 1", "Algorithm 2", "Table 1"}
+    assert _by_id(t1["checks"], "maxmin-certified")["passed"] and _by_id(t1["checks"], "error-rates-recount")["passed"]
+    al = experiments.run("convexmr.all155", "smoke", progress=False, out=tmp_path)
+    _check(al)
+    assert [r["sequence"] for r in al["rows"]] == ["kanatani3", "cars9_g12"]
+    assert _by_id(al["checks"], "evaluated-disjoint")["passed"]
+    assert {g["group"] for g in al["artifacts"]["summary"]} == {"two motions", "all"}
+    rt = experiments.run("convexmr.runtime", "smoke", progress=False, out=tmp_path)
     _check(rt)
     assert [r["method"] for r in rt["rows"]] == ["em", "maxmin", "minmin"]
     assert all(r["seconds_median"] > 0 and 0.0 <= r["error"] <= 1.0 for r in rt["rows"])
-    assert rt["params"]["minmin_iter"] == t1["params"]["minmin_iter"]       # the same stopping rule
-    assert rt["params"]["minmin_gap_tol"] == MINMIN_GAP_TOL
-    assert isinstance(rt["artifacts"]["minmin_converged"], bool)
+    assert {c["id"] for c in rt["claims"]} == {"maxmin-comparable-to-em", "minmin-3-4x-slower"}
+
+
+def test_grids_must_have_the_same_size():
+    with pytest.raises(ValueError, match="same size"):
+        experiments.run("convexmr.table1", "smoke", progress=False, cvx_gammas=[1.0, 10.0])
+    with pytest.raises(ValueError, match="no parameter"):
+        experiments.run("convexmr.synthetic", "smoke", progress=False, not_a_parameter=1)
+    with pytest.raises(ValueError, match="sequences"):
+        experiments.run("convexmr.table1", "smoke", progress=False, sequences=["1R2RC"])
 
 
 @needs_data
-def test_all155_smoke():
-    res = experiments.run("convexmr.all155", "smoke", progress=False)
-    _check(res)
-    assert [r["sequence"] for r in res["rows"]] == ["kanatani1", "kanatani2"]
-    assert all(0.0 <= r[m] <= 1.0 for r in res["rows"] for m in ("em", "maxmin", "minmin"))
-    settings = res["artifacts"]["settings"]
-    assert "q_rule" not in settings["em"]
-    assert settings["maxmin"]["q_rule"] in ("1", "k", "2") and settings["minmin"]["q_rule"] in ("1", "k", "2")
+def test_benchmark_refuses_sequences_that_touch_table1_or_the_tuning_set():
+    with pytest.raises(ValueError, match="share points"):
+        experiments.run("convexmr.all155", "smoke", progress=False, sequences=["two_cranes_g12"])
 
 
-def test_all155_rules_are_scored_on_the_same_sequences():
-    # q = 2 on a 2-motion sequence is both the "k" and the "2" rule: each rule must average over all
-    # sequences, so a rule seen on only some of them cannot win on a smaller set
-    from lvmrepro.experiments.convexmr import hopkins as cm
-    grid = []
-    for s, k in (("a", 2), ("b", 3)):
-        for q in range(1, k + 1):
-            err = {("a", 1): 0.5, ("a", 2): 0.0, ("b", 1): 0.5, ("b", 2): 0.4, ("b", 3): 0.1}[(s, q)]
-            grid.append({"method": "maxmin", "sequence": s, "k": k, "sigma": 1.0, "gamma": 1.0, "q": q, "error": err})
-    chosen = cm._choose_settings(grid, "maxmin")
-    assert chosen["q_rule"] == "k" and chosen["mean_error_on_table1"] == pytest.approx(0.05)
-    grid = [g for g in grid if not (g["sequence"] == "b" and g["q"] == 3)]
-    grid.append({"method": "maxmin", "sequence": "b", "k": 3, "sigma": 1.0, "gamma": 1.0, "q": 3, "error": 0.45})
-    chosen = cm._choose_settings(grid, "maxmin")
-    assert chosen["q_rule"] == "2" and chosen["mean_error_on_table1"] == pytest.approx(0.2)
+def test_setting_choice_rules():
+    fits = []
+    for s, errs in (("a", (0.1, 0.3)), ("b", (0.4, 0.0))):
+        for g, e, score in zip(({"sigma": 1.0, "gamma": 1.0}, {"sigma": 1.0, "gamma": 9.0}), errs, (2.0, 1.0)):
+            fits.append({"sequence": s, "method": "em", "setting": g, "error": e, "score": score})
+    assert F.chosen_by_mean(fits, "em")["setting"] == {"sigma": 1.0, "gamma": 9.0}      # mean 0.15 < 0.25
+    assert F.pick(fits, "a", "em", rule="oracle")["error"] == 0.1                      # reads the labels
+    assert F.pick(fits, "a", "em", rule="label-free")["setting"]["gamma"] == 9.0        # lowest score, no labels
+    assert F.pick(fits, "b", "em", rule="setting", setting={"sigma": 1.0, "gamma": 1.0})["error"] == 0.4
+    with pytest.raises(ValueError, match="not fitted"):
+        F.pick(fits, "b", "em", rule="setting", setting={"sigma": 2.0, "gamma": 1.0})
+    with pytest.raises(ValueError, match="same size"):
+        F.check_equal_grids({"em_sigmas": [1.0], "em_gammas": [1.0, 2.0, 3.0], "cvx_gammas": [1.0]})
+    assert F.labels_arr(F.labels_str([0, 2, 1, 1])).tolist() == [0, 2, 1, 1]
 
 
-def test_unknown_parameter_is_refused():
-    with pytest.raises(ValueError, match="no parameter"):
-        experiments.run("convexmr.synthetic", "smoke", progress=False, not_a_parameter=1)
+@needs_data
+def test_tuning_refuses_relatives_of_table1():
+    with pytest.raises(ValueError, match="share point tracks"):
+        experiments.run("convexmr.tuning", "smoke", progress=False, sequences=["arm", "cars2_07_g12"])

@@ -13,8 +13,11 @@ TARGETS = ["gmm.fig1", "gmm.table1", "gmm.table4_clustering", "gmm.fig2", "gmm.f
 @pytest.mark.parametrize("name", TARGETS)
 def test_target_smoke(name):
     res = run(name, "smoke", progress=False)
-    assert res["rows"] and res["claims"]
-    assert all(c["evidence"].strip() for c in res["claims"])
+    assert res["rows"] and (res["claims"] or res["checks"])
+    assert all(c["evidence"].strip() for c in res["claims"] + res["checks"])
+    if name in ("gmm.fig1", "gmm.theorem1", "gmm.theorem2", "gmm.walk"):
+        # an illustration, two theorems and Algorithm 1: carried by checks, not claims
+        assert res["claims"] == [] and res["checks"] and all(c["passed"] for c in res["checks"]), res["checks"]
     _check_row_values(res["rows"])
     if name not in ("gmm.fig1", "gmm.theorem2"):
         assert any(d["name"].startswith("clustering/") for d in res["data"])
@@ -48,14 +51,14 @@ def test_table1_same_seed_same_table(tmp_path):
 
 
 @needs_data
-def test_theorem1_claims_hold_at_smoke():
+def test_theorem1_checks_pass_at_smoke():
     res = run("gmm.theorem1", "smoke", progress=False)
-    assert all(c["holds"] for c in res["claims"]), res["claims"]
+    assert res["checks"] and all(c["passed"] for c in res["checks"]), res["checks"]
 
 
-def test_theorem2_claims_hold_at_smoke(tmp_path):
+def test_theorem2_checks_pass_at_smoke(tmp_path):
     res = run("gmm.theorem2", "smoke", out=tmp_path, progress=False)
-    assert all(c["holds"] for c in res["claims"]), res["claims"]
+    assert res["checks"] and all(c["passed"] for c in res["checks"]), res["checks"]
     assert all(r["grad_final"] <= r["grad_bound"] for r in res["rows"])
 
 
@@ -73,3 +76,14 @@ def test_unknown_dataset():
     from lvmrepro.datasets.clustering import load_clustering as load
     with pytest.raises(ValueError, match="unknown data set"):
         load("Iris")
+
+
+@pytest.mark.parametrize("name,key,value,match", [
+    ("gmm.table1", "eta", 0, "eta"), ("gmm.table1", "eta", 1.5, "eta"), ("gmm.table1", "trials", 0, "trials"),
+    ("gmm.table1", "datasets", ["Iris"], "datasets"), ("gmm.table1", "empty", "nowhere", "empty"),
+    ("gmm.fig2", "etas", [0.5], "etas"), ("gmm.table2", "inits", ["bottom"], "inits"),
+    ("gmm.table2", "lam", -1, "lam"), ("gmm.table2", "eta_grid", [0.0], "eta_grid"),
+])
+def test_bad_parameters_are_refused_before_any_work(name, key, value, match):
+    with pytest.raises(ValueError, match=match):
+        run(name, "smoke", progress=False, **{key: value})

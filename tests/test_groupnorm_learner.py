@@ -84,3 +84,106 @@ def test_bad_inputs():
         GroupNormLSSVM(m, G, reg="l3")
     with pytest.raises(ValueError, match="method"):
         GroupNormLSSVM(m, G, method="newton")
+
+
+# ----------------------------------------------------------------------------- the certified (bundle) solver
+def cvx_inner(F, Y, H, *, lam, C, elastic=False):
+    """min_w eq. 5 (or 6) + eq. 8 with latent values fixed, by cvxpy on the explicit max over the 22
+    (label, angle) states -- an independent formulation (no planes, no model code)."""
+    cp = pytest.importorskip("cvxpy")
+    n = len(Y)
+    W = cp.Variable((22, 11))
+    # s[i, (y, h)] = w_(y,h) . F[i, h]
+    S = cp.hstack([cp.reshape(F[:, h, :] @ W[11 * y + h], (n, 1), order="C") for y in range(2) for h in range(11)])
+    delta = np.array([[float(y != Y[i]) for y in range(2) for h in range(11)] for i in range(n)])
+    gt = Y * 11 + H
+    fixed = cp.hstack([F[i, H[i]] @ W[gt[i]] for i in range(n)])
+    hinge = cp.max(S + delta, axis=1) - fixed
+    reg = lam * cp.sum(cp.norm(W, 2, axis=1)) + (0.5 * cp.sum_squares(W) if elastic else 0)
+    prob = cp.Problem(cp.Minimize(reg + C / n * cp.sum(hinge)))
+    prob.solve(solver="CLARABEL")
+    return W.value.reshape(-1), prob.value
+
+
+@pytest.mark.parametrize("reg", ["group", "elastic"])
+def test_bundle_inner_solve_is_certified_and_matches_cvxpy(reg):
+    F, Y = data(n=60, seed=3)
+    m = groupnorm_digit_model()
+    G = groupnorm_blocks(m)
+    H = np.where(np.random.default_rng(4).random(len(Y)) < 0.2, 2, 5)   # mostly the informative angle
+    lam, C = 0.05, 1.0
+    gn = GroupNormLSSVM(m, G, lam=lam, C=C, reg=reg, gap_tol=1e-8)
+    res = gn.solve_inner(F, Y, H)
+    w_ref, opt = cvx_inner(F, Y, H, lam=lam, C=C, elastic=reg == "elastic")
+    assert res.converged and res.gap <= 1e-8
+    # the certificate brackets cvxpy's optimum; the primal is the exact objective at the returned w
+    assert res.dual <= opt + 1e-7 and res.primal >= opt - 1e-7 and res.primal - opt <= 1e-7
+    omega = lam * block_norms(res.w, G).sum() + (0.5 * res.w @ res.w if reg == "elastic" else 0.0)
+    assert res.primal == pytest.approx(omega + (direct_objective(res.w, F, Y, H, lam=0.0, C=C)), rel=1e-12)
+    # the same blocks survive: zero here exactly, and (numerically) zero in cvxpy's solution
+    ours, theirs = block_norms(res.w, G), block_norms(w_ref, G)
+    assert np.array_equal(ours > 0, theirs > 1e-5 * theirs.max()), (ours, theirs)
+    assert np.any(ours == 0) and np.any(ours > 0)
+
+
+def test_lower_bound_holds_for_any_combination_of_planes():
+    """Weak duality: every convex combination of planes (any beta), turned into a bound, is below the optimum."""
+    F, Y = data(n=40, seed=5)
+    m = groupnorm_digit_model()
+    G = groupnorm_blocks(m)
+    H = np.full(len(Y), 5)
+    rng = np.random.default_rng(6)
+    for reg in ("group", "elastic"):
+        gn = GroupNormLSSVM(m, G, lam=0.02, C=2.0, reg=reg)
+        _, opt = cvx_inner(F, Y, H, lam=0.02, C=2.0, elastic=reg == "elastic")
+        p = gn._gt_part(F, Y, H)
+        planes = [gn._eval(rng.standard_normal(m.size_w) * s, F, Y, H)[1:] for s in (0.0, 0.1, 1.0, 3.0) for _ in range(3)]
+        Gm = np.vstack([np.zeros(m.size_w)] + [g - p for g, _ in planes])
+        bv = np.concatenate([[0.0], [b for _, b in planes]])
+        for _ in range(50):
+            beta = rng.dirichlet(np.full(len(bv), 0.3))
+            assert gn.lower_bound(beta, Gm, bv) <= opt + 1e-9
+
+
+def test_bundle_fit_ends_at_a_certified_fixed_point():
+    F, Y = data(n=80, seed=7)
+    m = groupnorm_digit_model()
+    G = groupnorm_blocks(m)
+    res = GroupNormLSSVM(m, G, lam=0.05, C=1.0, eps=1e-12, max_iter=30, gap_tol=1e-8).fit(F, Y, H0=np.full(len(Y), 5))
+    assert res.converged and res.info["fixed_point"] and res.info["certified"]
+    # the last solve is at gap_tol (earlier ones may be looser while the latent values still move)
+    assert res.history[-1]["h_changes"] == 0 and res.history[-1]["gap"] <= 1e-8
+    objs = [h["objective"] for h in res.history]
+    assert all(b <= a + 1e-8 for a, b in zip(objs, objs[1:]))          # a descent method, up to the gap
+    _, opt = cvx_inner(F, Y, res.H, lam=0.05, C=1.0)
+    assert res.info["lower_bound"] <= opt + 1e-7 and res.objective - opt <= 1e-7
+    assert np.array_equal(res.H, direct_impute(res.w, F, Y))
+
+
+def test_step_rule_fits_report_a_valid_certificate():
+    """The paper's update reports how far it stopped from the optimum for its own latent values."""
+    F, Y = data(n=60, seed=8)
+    m = groupnorm_digit_model()
+    G = groupnorm_blocks(m)
+    for method in ("subgradient", "proximal"):
+        res = GroupNormLSSVM(m, G, lam=0.05, C=1.0, method=method, max_iter=4, inner_iter=50).fit(F, Y, H0=np.full(len(Y), 5))
+        _, opt = cvx_inner(F, Y, res.H, lam=0.05, C=1.0)
+        assert res.info["lower_bound"] <= opt + 1e-7 <= res.objective + 2e-7
+        assert res.info["gap"] == pytest.approx(res.objective - res.info["lower_bound"])
+        assert res.info["gap"] >= res.objective - opt - 1e-7
+
+
+def test_certified_bad_inputs():
+    m = groupnorm_digit_model()
+    G = groupnorm_blocks(m)
+    with pytest.raises(ValueError, match="gap_tol"):
+        GroupNormLSSVM(m, G, gap_tol=0.0)
+    with pytest.raises(ValueError, match="inner_iter"):
+        GroupNormLSSVM(m, G, inner_iter=0)
+    with pytest.raises(ValueError, match="every coordinate"):
+        GroupNormLSSVM(m, G[:5])               # eq. 5 with unpenalised coordinates
+    with pytest.raises(ValueError, match="every coordinate"):
+        GroupNormLSSVM(m, G, lam=np.r_[0.0, np.ones(21)])
+    GroupNormLSSVM(m, G[:5], reg="elastic")    # eq. 6 is fine with them
+    with pytest.raises(ValueError, match="w0"):
+        GroupNormLSSVM(m, G).solve_inner(*data(n=10), np.zeros(10, int), w0=np.zeros(3))

@@ -65,6 +65,35 @@ def test_matches_generic_cutting_plane_and_cvxpy():
     assert a.dual <= prob.value + 1e-9 and a.primal <= prob.value + 1e-6
 
 
+@pytest.mark.parametrize("C", [1.0, 50.0, 300.0])
+def test_shrinking_reaches_the_same_certified_optimum(C):
+    """Shrinking changes the path, not the certificate: the gap is over every example, and the optimum
+    agrees with the plain solver and with cvxpy within the gaps (weights: SPL's 0/1 selection)."""
+    cp = pytest.importorskip("cvxpy")
+    m, F, Y = toy(n=200, A=4, d=3, seed=5)
+    H = np.random.default_rng(1).integers(0, 4, len(Y))
+    sw = (np.arange(len(Y)) % 4 != 0).astype(float)
+    tol = 1e-6 * C
+    plain = solve_bound(m, F, Y, H, C, inner=DualCoordinateDescent(), sample_weight=sw, tol=tol)
+    shrunk = solve_bound(m, F, Y, H, C, inner=DualCoordinateDescent(shrinking=True), sample_weight=sw, tol=tol)
+    assert shrunk.converged and 0 <= shrunk.gap <= tol
+    assert shrunk.primal == pytest.approx(bound_objective(m, shrunk.w, F, Y, H, C, sw), rel=1e-12, abs=1e-12)
+    assert abs(shrunk.primal - plain.primal) <= tol + 1e-12
+    assert shrunk.dual <= plain.primal + 1e-12 and plain.dual <= shrunk.primal + 1e-12
+    assert shrunk.info["shrinking"] and shrunk.info["work"] <= int(sw.sum())
+    sel = np.flatnonzero(sw)
+    A = np.array([m.joint_feature(F, i, y, h) - m.joint_feature(F, i, Y[i], H[i])
+                  for i in sel for y in range(2) for h in range(4)])
+    b = np.array([float(y != Y[i]) for i in sel for y in range(2) for h in range(4)])
+    w = cp.Variable(m.size_w)
+    margins = cp.reshape(A @ w + b, (len(sel), 8), order="C")
+    prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C / len(Y) * cp.sum(cp.max(margins, axis=1))))
+    prob.solve(solver="SCS", eps=1e-9, max_iters=200000)   # an independent (first-order conic) solver
+    assert shrunk.primal == pytest.approx(prob.value, rel=1e-5, abs=1e-6)
+    with pytest.raises(ValueError, match="shrinking"):
+        DualCoordinateDescent(shrinking="yes")
+
+
 @pytest.mark.parametrize("loose", [False, True])
 def test_cccp_raw_objective_increases_at_most_by_the_inner_gap(loose):
     """On the *raw* objective of every solve (rejected ones included), not on the filtered history:

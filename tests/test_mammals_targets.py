@@ -26,10 +26,17 @@ def test_gmm_targets_at_smoke():
         assert 1 <= r["iterations_mean"] <= p["max_iter"]
         assert 0 <= r["converged_count"] <= r["n_splits"] and r["converged_fraction"] == r["converged_count"] / r["n_splits"]
         assert 0 < r["train_s_mean"] <= r["runtime_s_mean"]
-    # the validity check is a recorded note, not a verdict
+    # the validity of every bound is a check, not a claim
     ids = {c["id"] for c in res["claims"]}
-    assert ids == {f"{g}-beats-ccp-{what}" for g in ("random", "biased") for what in ("objective", "test-error")}
-    assert any(n.startswith("validity re-checked") for n in res["notes"])
+    assert ids == {f"{g}-{what}" for g in ("random", "biased")
+                   for what in ("beats-ccp-objective", "beats-ccp-objective-converged", "objective-effect-as-paper",
+                                "beats-ccp-test-error", "alters-more-than-ccp")} | {"ccp-rarely-updates"}
+    assert {c["id"] for c in res["checks"]} == {"bounds-valid", "converged-not-above"}
+    assert all(c["passed"] for c in res["checks"])
+    # one split at smoke scale: fewer than five pairs, so no claim is decided
+    assert all(c["holds"] is None and c["reason"] for c in res["claims"])
+    assert {r["reading"] for r in res["artifacts"]["paper_readings"]} >= {"eq. (8) as printed", "sum of the losses"}
+    assert not next(r for r in res["artifacts"]["paper_readings"] if r["reading"] == "eq. (8) as printed")["possible"]
     assert {r["method"] for r in res["artifacts"]["runtime_per_fold"]} == set(METHODS)
     n_train = p["n_train"]
     for r in res["artifacts"]["runs"]:
@@ -37,21 +44,21 @@ def test_gmm_targets_at_smoke():
         assert r["objective"] == pytest.approx(r["F_trace"][-1]) and r["objective"] <= 1.0 + 1e-12
         assert r["min_validity_slack"] >= -1e-9 and r["n_bounds"] == r["iterations"] == len(r["F_trace"]) - 1
         assert len(r["H_final"]) == len(r["H_init"]) == len(r["names"]) == n_train
+        if r["study"] == "main":                          # MM from the final weights never goes up
+            assert r["polished"]["objective"] <= r["objective"] + 1e-9
+        else:
+            assert r["polished"] is None
         if not r["converged"]:                            # only max_iter stops an unconverged run
             assert r["iterations"] == p["max_iter"]
-    # the objective claims hold only with a margin above the solver tolerance
-    by = {(r["method"], r["init"]): r["objective_mean"] for r in rows}
-    for c in res["claims"]:
-        if c["id"].endswith("objective"):
-            g = "G-MM " + c["id"].split("-")[0]
-            assert c["holds"] == all(by[("CCP", i)] - by[(g, i)] > p["solver_tol"] for i in p["inits"])
     assert any(d["name"].startswith("mammals/") and d["name"].endswith(".jpg") for d in res["data"])
     f3 = experiments.run("gmm.fig3", "smoke", progress=False)
-    assert {c["id"] for c in f3["claims"]} == {"ccp-rarely-moves", "gmm-moves-more-than-ccp"}
+    assert {c["id"] for c in f3["claims"]} == {"ccp-rarely-moves", "random-moves-more-than-ccp",
+                                               "biased-moves-more-than-ccp"}
     assert all(0 <= r["changed_percent_mean"] <= 100 for r in f3["rows"])
     assert any(d["name"] == "mammals/train_1.txt" for d in f3["data"])
     f6 = experiments.run("gmm.fig6", "smoke", progress=False)
     assert len(f6["rows"]) == 3 and all(len(r["G-MM biased"]) == 4 for r in f6["rows"])
+    assert next(c for c in f6["claims"] if c["id"] == "gmm-localises-objects")["test"] == "not testable here"
     for r in f6["rows"]:
         for m in METHODS:
             x0, y0, w, h = r[m]
@@ -71,7 +78,7 @@ def test_gmm_final_positions_are_the_completion_under_the_final_weights(monkeypa
         traces.append(run(*a, **kw))
         return traces[-1]
     monkeypatch.setattr(driver, "run", recording_run)
-    task = (1, "top-left", "G-MM random", p["eta"], p, 1, 2)
+    task = (1, "top-left", "G-MM random", p["eta"], {**p, "polish_factor": None}, 1, 2)
     r = _gmm_task(task)
     train, _ = split_data(1, p["n_train"], p["n_test"], p["subsample_seed"])
     model, X, Y = _build(train)
@@ -96,16 +103,41 @@ def test_spl_targets_at_smoke():
         assert r["paper_runtime_s"] in (362, 482)
     assert {c["id"] for c in res["claims"]} == {"spl-lower-objective", "spl-lower-objective-every-fold",
                                                 "spl-train-loss", "spl-test-loss", "cccp-never-better"}
-    c, s = res["rows"]
-    verdict = {cl["id"]: cl["holds"] for cl in res["claims"]}
-    # strict comparisons: a tie is not a win for SPL
-    assert verdict["spl-train-loss"] == (s["train_loss_mean"] < c["train_loss_mean"])
-    assert verdict["spl-test-loss"] == (s["test_loss_mean"] < c["test_loss_mean"])
-    assert verdict["spl-lower-objective"] == (c["objective_mean"] - s["objective_mean"] > p["C"] * p["eps"])
+    assert all(c["item"] == "Table 2" and c["holds"] is None for c in res["claims"])   # one split decides nothing
     rec = res["artifacts"]["recorded"]
     assert rec["CCCP"]["solves"] and rec["SPL"]["solves"]
     f4 = experiments.run("spl.fig4", "smoke", progress=False)
     assert {r["role"] for r in f4["rows"]} == {"easy", "hard"}
+    assert {c["id"] for c in f4["claims"]} == {"spl-selection-grows", "spl-hard-box-accurate"}
+    assert all(c["item"] == "Figure 4" for c in f4["claims"] + f4["checks"])
+    assert all(c["passed"] for c in f4["checks"])
+    a = f4["artifacts"]
+    assert set(a["selected_per_iteration"]) == {str(k) for k in p["splits"]} and len(a["selected_per_solve"]) >= 1
+
+
+def _split_runs(d_obj, d_train=(0,) * 5, d_test=(0,) * 5):
+    """Five synthetic splits: CCCP minus SPL differences in objective and in losses (points)."""
+    runs = []
+    for k, (do, dtr, dte) in enumerate(zip(d_obj, d_train, d_test)):
+        runs.append({"split": k + 1, "n_train": 245, "n_test": 26,
+                     "CCCP": {"objective": 6.5 + do, "train_loss": 2.0 + dtr, "test_loss": 20.0 + dte},
+                     "SPL": {"objective": 6.5, "train_loss": 2.0, "test_loss": 20.0}})
+    return runs
+
+
+def test_spl_table2_claims_can_hold_fail_and_stay_undecided():
+    from lvmrepro.experiments.spl.mammals import table2_claims
+    p = {"C": 10.0, "eps": 1e-3}
+    v = {c["id"]: c["holds"] for c in table2_claims(_split_runs([0.2] * 5, [0.82] * 5, [7.7] * 5), p)}
+    assert v == {"spl-lower-objective": True, "spl-lower-objective-every-fold": True, "spl-train-loss": True,
+                 "spl-test-loss": True, "cccp-never-better": True}
+    v = {c["id"]: c["holds"] for c in table2_claims(_split_runs([-0.2] * 5, [-0.82] * 5, [-3.85] * 5), p)}
+    assert v == {"spl-lower-objective": False, "spl-lower-objective-every-fold": False, "spl-train-loss": False,
+                 "spl-test-loss": False, "cccp-never-better": False}
+    # the paper's own pattern: test loss better by one image on two folds, equal on three -> undecided
+    v = {c["id"]: c for c in table2_claims(_split_runs([0.2, 0.005, 0.3, 0.2, 0.2], d_test=[3.85, 3.85, 0, 0, 0]), p)}
+    assert v["spl-test-loss"]["holds"] is None and v["spl-lower-objective-every-fold"]["holds"] is False
+    assert v["spl-lower-objective"]["holds"] is True and v["spl-lower-objective"]["unit"] == "split"
 
 
 @needs_data

@@ -81,7 +81,8 @@ def test_feature_sum_and_score_equal_joint_features(problem):
 def test_latent_table_lists_every_candidate(problem):
     model, X, Y, w, rng = problem
     assert isinstance(model, LatentModel) and isinstance(model, EnumerableLatent)
-    values, starts, counts = model.latent_table(w, X, Y)
+    table = model.latent_table(w, X, Y)
+    values, starts, counts = table.values, table.starts, table.counts
     S = brute_force(model, X, w)
     for i in range(len(X)):
         seg = values[starts[i]:starts[i] + counts[i]]
@@ -89,8 +90,16 @@ def test_latent_table_lists_every_candidate(problem):
         np.testing.assert_allclose(seg, expect, atol=1e-9)
     # blending two weight vectors blends the tables (linearity the G-MM biased bounds rely on)
     w2 = rng.standard_normal(model.size_w)
-    blend = model.latent_table(0.3 * w + 0.7 * w2, X, Y)[0]
-    np.testing.assert_allclose(blend, 0.3 * values + 0.7 * model.latent_table(w2, X, Y)[0], atol=1e-9)
+    blend = model.latent_table(0.3 * w + 0.7 * w2, X, Y).values
+    np.testing.assert_allclose(blend, 0.3 * values + 0.7 * model.latent_table(w2, X, Y).values, atol=1e-9)
+    # a subset of the examples gives their rows of the whole table
+    sub = np.flatnonzero(rng.random(len(X)) < 0.5)
+    part = model.latent_table(w, X, Y, examples=sub)
+    np.testing.assert_array_equal(part.counts, counts[sub])
+    np.testing.assert_allclose(part.values, np.concatenate([values[starts[i]:starts[i] + counts[i]] for i in sub])
+                               if len(sub) else np.zeros(0), atol=1e-12)
+    index, best = table.argmax()
+    np.testing.assert_allclose(best, model.impute_latent(w, X, Y)[1], atol=1e-9)
     # argmax per segment -> latent values == latent completion
     index = np.array([int(np.argmax(values[s:s + c])) for s, c in zip(starts, counts)])
     H = model.latent_at(X, index, Y)

@@ -167,3 +167,89 @@ def test_data_file_problems_are_named(tmp_path, monkeypatch):
     monkeypatch.setenv("LVMREPRO_DATA", str(tmp_path))
     with pytest.raises(DataFileMissing, match="is a folder"):
         default_registry().fetch("clustering/cloudData.csv")
+
+
+@needs_data
+def test_killed_parallel_run_leaves_no_workers_behind(tmp_path):
+    """A run killed (SIGKILL) in the middle of a --jobs 2 map: its workers quit within seconds."""
+    import signal
+    psutil = pytest.importorskip("psutil")
+    proc = subprocess.Popen([sys.executable, "-m", "lvmrepro", "run", "gmm.table1", "--scale", "smoke", "--jobs", "2",
+                             "-p", "trials", "40", "--out", str(tmp_path), "--force"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    parent = psutil.Process(proc.pid)
+    kids = []
+    for _ in range(100):          # wait until the pool has started
+        kids = parent.children(recursive=True)
+        if len(kids) >= 2:
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.time() + 30
+    alive = kids
+    while time.time() < deadline:
+        alive = [k for k in kids if k.is_running() and k.status() != psutil.STATUS_ZOMBIE]
+        if not alive:
+            break
+        time.sleep(0.5)
+    assert not alive, f"{len(alive)} worker(s) still running 30 s after the run was killed"
+    assert not list(tmp_path.glob("*.json"))          # nothing half-written
+
+
+def test_issue_command_simplex_qp_with_inf_is_refused_not_a_crash():
+    """Issue case 1: inf in Q used to make the kernel write alpha[-1] and abort with heap corruption."""
+    code = ("import numpy as np\n"
+            "from lvmrepro.lssvm.inner import solve_simplex_qp\n"
+            "for Q, b, total in [(np.diag([np.inf] * 5), np.zeros(5), 1.0), (np.eye(5), np.full(5, np.nan), 1.0),\n"
+            "                    (np.eye(5), np.zeros(5), 0.0)]:\n"
+            "    for _ in range(100):\n"
+            "        try:\n"
+            "            solve_simplex_qp(Q, b, np.full(5, .2), total, 1e-8)\n"
+            "        except ValueError:\n"
+            "            pass\n"
+            "        else:\n"
+            "            raise SystemExit('accepted')\n"
+            "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_non_finite_values_are_refused_by_models_and_metrics():
+    import numpy as np
+    from lvmrepro.lssvm import EnumerableStatesModel, StateFeatures, error_rate, solve_bound
+    F = np.random.default_rng(0).standard_normal((6, 3, 2))
+    Y = np.array([0, 1, 0, 1, 0, 1])
+    m = EnumerableStatesModel(np.repeat((np.arange(2) * 2)[:, None], 3, axis=1), 2)
+    w = np.zeros(m.size_w)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        m.impute_latent(np.full(m.size_w, np.nan), StateFeatures(F), Y)
+    with pytest.raises(ValueError, match="loss_table"):
+        EnumerableStatesModel(m.offsets, 2, loss_table=[[0, np.nan], [1, 0]])
+    with pytest.raises(ValueError, match="integer labels"):
+        error_rate(m, w, StateFeatures(F), np.array([0, 1, np.nan, 1, 0, 1]))
+    with pytest.raises(ValueError, match="tolerance"):
+        solve_bound(m, StateFeatures(F), Y, np.zeros(6, int), 1.0, tol=np.nan)
+    with pytest.raises(ValueError, match="empty"):
+        solve_bound(m, StateFeatures(F[:0]), Y[:0], np.zeros(0, int), 1.0)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        from lvmrepro.lssvm import RaggedFeatures
+        RaggedFeatures.from_list([np.array([[1.0, np.inf]])])
+
+
+def test_library_messages_name_the_problem():
+    import numpy as np
+    from lvmrepro.gmm.init import initialise
+    from lvmrepro.gmm.kmeans import KMeansFamily, kmeans
+    from lvmrepro.mixreg import em, maxmin
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.standard_normal(20), np.ones(20)])
+    y = rng.standard_normal(20)
+    with pytest.raises(ValueError, match="max_iter"):
+        em(X, y, 2, max_iter=0)
+    with pytest.raises(ValueError, match="n_init"):
+        maxmin(X, y, 2, n_init=0)
+    fam = KMeansFamily(rng.standard_normal((50, 2)), 3)
+    tr = kmeans(fam, initialise("forgy", fam.X, 3, rng))          # eps = 0: stops when no point moves
+    assert tr.converged and tr.iterations < 100

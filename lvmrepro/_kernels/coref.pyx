@@ -23,10 +23,19 @@ Two kernels (plain references in :mod:`lvmrepro._kernels.coref_ref`, same tie-br
   ``s[p] + lam (|A| |B| - 2 C(A, B)) > 0``, where ``C(A, B)`` counts gold-coreferent pairs across
   (the change of the pairwise loss when ``A`` and ``B`` merge); passes repeat until one merges
   nothing.  Approximate (the exact problem is a correlation clustering).
+* :func:`bucket_forest` -- the same maximum spanning forest as :func:`prim_forest` with a threshold
+  (prediction, MITRE loss-augmented inference), by Kruskal over *buckets*: a pair's weight is its
+  feature row's score plus a bonus that depends only on whether the pair is gold-coreferent, so all
+  pairs of one (row, kind) bucket weigh the same.  Only the buckets whose weight exceeds the threshold
+  are visited, in decreasing weight (ties: row order, then kind), their pairs in condensed order; the
+  cost is the number of candidate pairs plus a sort of the buckets, not ``n^2``.  The forest weight and
+  the trees (the components of the edges above the threshold) are those of any maximum spanning
+  forest; among forests of equal weight the tie-breaking differs from Prim's.
 """
 import numpy as np
 cimport numpy as cnp
 from libc.math cimport INFINITY
+from libc.stdlib cimport qsort
 
 cnp.import_array()
 
@@ -245,3 +254,159 @@ def greedy_pairwise(const double[::1] values,  # IN  score of a pair p is values
         for a in range(n):
             root_of[a] = _find(uf, a)
     return passes
+
+
+# --------------------------------------------------------------------------- bucket Kruskal
+cdef struct Bucket:
+    double weight
+    long row      # position in the document's distinct rows
+    long kind     # 0: gold-coreferent pairs, 1: the others, 2: every pair (equal bonuses)
+
+
+cdef int _bucket_cmp(const void* pa, const void* pb) noexcept nogil:
+    cdef const Bucket* a = <const Bucket*> pa
+    cdef const Bucket* b = <const Bucket*> pb
+    if a.weight > b.weight:
+        return -1
+    if a.weight < b.weight:
+        return 1
+    if a.row != b.row:
+        return -1 if a.row < b.row else 1
+    if a.kind != b.kind:
+        return -1 if a.kind < b.kind else 1
+    return 0
+
+
+def bucket_forest(const double[::1] values,    # IN  (n_rows,) score of every feature row
+                  const int[::1] row_ids,      # IN  (R,) the document's distinct rows, ascending
+                  const long[::1] row_ptr,     # IN  (R + 1,) pairs of row r are [row_ptr[r], row_ptr[r+1])
+                  const int[::1] pi,           # IN  (n_pairs,) first endpoint of each pair, grouped by row
+                  const int[::1] pj,           # IN  (n_pairs,) second endpoint
+                  const long[::1] gold,        # IN  (n,) labels deciding the bonus
+                  double same_bonus,           # IN  added when gold labels are equal
+                  double diff_bonus,           # IN  added when they differ
+                  double threshold,            # IN  a pair is used only if its weight is > threshold
+                  long[::1] parent,            # OUT (n,) parent in the tree rooted at its smallest vertex
+                  long[::1] tree,              # OUT (n,) canonical tree number (trees by smallest vertex)
+                  long[::1] uf,                # scratch (n,)
+                  long[::1] edge_a,            # scratch (n,)
+                  long[::1] edge_b,            # scratch (n,)
+                  long[::1] adj_ptr,           # scratch (n + 1,)
+                  long[::1] adj,               # scratch (2 n,)
+                  long[::1] stack,             # scratch (n,)
+                  long max_candidates):        # IN  give up (return NaN) above this many candidate pairs
+    """Write the maximum spanning forest of the pairs weighing more than ``threshold`` into ``parent``
+    and ``tree``; return the sum of its edge weights (module docstring).  When the buckets above the
+    threshold hold more than ``max_candidates`` pairs, return NaN at once (outputs untouched): Prim
+    on the complete graph is then faster."""
+    cdef Py_ssize_t n = parent.shape[0], R = row_ids.shape[0]
+    cdef Py_ssize_t r, q, p, a, b, i, j, v, u, top, g, n_buckets = 0
+    cdef long n_edges = 0, kind, n_trees = 0, n_cand = 0
+    cdef double v_row, total = 0.0
+    cdef bint equal = same_bonus == diff_bonus, same
+    cdef Bucket* buckets
+    cdef cnp.ndarray[cnp.uint8_t, ndim=1] store = np.empty(max(2 * R, 1) * sizeof(Bucket), dtype=np.uint8)
+    buckets = <Bucket*> &store[0]
+    with nogil:
+        for r in range(R):
+            v_row = values[row_ids[r]]
+            if equal:
+                if v_row + same_bonus > threshold:
+                    buckets[n_buckets].weight = v_row + same_bonus
+                    buckets[n_buckets].row = r
+                    buckets[n_buckets].kind = 2
+                    n_buckets += 1
+            else:
+                if v_row + same_bonus > threshold:
+                    buckets[n_buckets].weight = v_row + same_bonus
+                    buckets[n_buckets].row = r
+                    buckets[n_buckets].kind = 0
+                    n_buckets += 1
+                if v_row + diff_bonus > threshold:
+                    buckets[n_buckets].weight = v_row + diff_bonus
+                    buckets[n_buckets].row = r
+                    buckets[n_buckets].kind = 1
+                    n_buckets += 1
+        for g in range(n_buckets):
+            n_cand += row_ptr[buckets[g].row + 1] - row_ptr[buckets[g].row]
+    if n_cand > max_candidates:
+        return float("nan")
+    with nogil:
+        qsort(buckets, n_buckets, sizeof(Bucket), _bucket_cmp)
+        for v in range(n):
+            uf[v] = v
+        for g in range(n_buckets):
+            if n_edges >= n - 1:
+                break
+            r = buckets[g].row
+            kind = buckets[g].kind
+            for q in range(row_ptr[r], row_ptr[r + 1]):
+                i = pi[q]
+                j = pj[q]
+                if kind != 2:
+                    same = gold[i] == gold[j]
+                    if same != (kind == 0):
+                        continue
+                a = _find(uf, i)
+                b = _find(uf, j)
+                if a == b:
+                    continue
+                if a < b:
+                    uf[b] = a
+                else:
+                    uf[a] = b
+                edge_a[n_edges] = i
+                edge_b[n_edges] = j
+                n_edges += 1
+                total = total + buckets[g].weight
+        # parent array: every tree rooted at its smallest vertex, trees numbered by it
+        for v in range(n + 1):
+            adj_ptr[v] = 0
+        for q in range(n_edges):
+            adj_ptr[edge_a[q] + 1] += 1
+            adj_ptr[edge_b[q] + 1] += 1
+        for v in range(n):
+            adj_ptr[v + 1] += adj_ptr[v]
+        for v in range(n):
+            stack[v] = adj_ptr[v]          # fill position
+        for q in range(n_edges):
+            adj[stack[edge_a[q]]] = edge_b[q]
+            stack[edge_a[q]] += 1
+            adj[stack[edge_b[q]]] = edge_a[q]
+            stack[edge_b[q]] += 1
+        for v in range(n):
+            tree[v] = -1
+        for v in range(n):
+            if tree[v] >= 0:
+                continue
+            tree[v] = n_trees
+            parent[v] = -1
+            stack[0] = v
+            top = 1
+            while top > 0:
+                top -= 1
+                u = stack[top]
+                for q in range(adj_ptr[u], adj_ptr[u + 1]):
+                    p = adj[q]
+                    if tree[p] < 0:
+                        tree[p] = n_trees
+                        parent[p] = u
+                        stack[top] = p
+                        top += 1
+            n_trees += 1
+    return total
+
+
+def row_scores(const double[:, ::1] table,   # IN  (n_rows, d) feature rows
+               const double[::1] w,          # IN  (d,)
+               double[::1] out):             # OUT (n_rows,) table @ w
+    """``out = table @ w`` single-threaded, summed left to right (a BLAS call may start threads of its
+    own, which costs more than this product on a shared machine)."""
+    cdef Py_ssize_t n = table.shape[0], d = table.shape[1], r, k
+    cdef double acc
+    with nogil:
+        for r in range(n):
+            acc = 0.0
+            for k in range(d):
+                acc = acc + table[r, k] * w[k]
+            out[r] = acc

@@ -77,3 +77,63 @@ def greedy_pairwise(score, first, second, gold, lam, max_passes):
         if merged == 0:
             break
     return np.array([find(x) for x in range(n)], dtype=np.int64), passes
+
+
+def bucket_forest(values, row_ids, row_ptr, pi, pj, gold, same_bonus, diff_bonus, threshold, max_candidates):
+    """``(parent, tree, total)``: Kruskal over (row, kind) buckets in the kernel's order; ``None`` when the
+    buckets above the threshold hold more than ``max_candidates`` pairs."""
+    n = len(gold)
+    gold = np.asarray(gold)
+    buckets = []
+    for r, row in enumerate(np.asarray(row_ids)):
+        v = float(values[row])
+        kinds = [(2, same_bonus)] if same_bonus == diff_bonus else [(0, same_bonus), (1, diff_bonus)]
+        buckets += [(v + bonus, r, kind) for kind, bonus in kinds if v + bonus > threshold]
+    if sum(row_ptr[r + 1] - row_ptr[r] for _, r, _ in buckets) > max_candidates:
+        return None
+    buckets.sort(key=lambda t: (-t[0], t[1], t[2]))
+    uf = list(range(n))
+
+    def find(x):
+        while uf[x] != x:
+            x = uf[x]
+        return x
+
+    edges, total = [], 0.0
+    for weight, r, kind in buckets:
+        for q in range(row_ptr[r], row_ptr[r + 1]):
+            i, j = int(pi[q]), int(pj[q])
+            if kind != 2 and (gold[i] == gold[j]) != (kind == 0):
+                continue
+            a, b = find(i), find(j)
+            if a == b:
+                continue
+            uf[max(a, b)] = min(a, b)
+            edges.append((i, j))
+            total += weight
+    adj = [[] for _ in range(n)]
+    for i, j in edges:
+        adj[i].append(j)
+        adj[j].append(i)
+    parent = np.full(n, -1, dtype=np.int64)
+    tree = np.full(n, -1, dtype=np.int64)
+    t = 0
+    for v in range(n):
+        if tree[v] >= 0:
+            continue
+        tree[v] = t
+        stack = [v]
+        while stack:
+            u = stack.pop()
+            for p in adj[u]:
+                if tree[p] < 0:
+                    tree[p] = t
+                    parent[p] = u
+                    stack.append(p)
+        t += 1
+    return parent, tree, total
+
+
+def row_scores(table, w):
+    """``table @ w``."""
+    return np.asarray(table) @ np.asarray(w)

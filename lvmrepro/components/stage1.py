@@ -9,9 +9,10 @@
    positions of step 2; concatenating the roots gives the stage-2 start ``w`` and latent values
    ``H`` (component = group).
 
-Every training step goes through ``train(model, X, Y, H0) -> w``, a callback, so the chapter plugs in
-the engine's CCCP; :func:`prototype_trainer` is a small stand-alone one (a latent SVM by alternation
-with averaged subgradient steps) for tests and sketches.
+Every training step goes through ``train(model, X, Y, H0) -> w``, a callback: the chapter plugs in
+certified CCCP for the single template and one certified convex solve per root
+(:mod:`lvmrepro.components.pipeline`); :func:`prototype_trainer` is a small stand-alone one (a latent
+SVM by alternation with averaged subgradient steps, uncertified) kept for the planted-appearance tests.
 """
 from __future__ import annotations
 
@@ -91,8 +92,14 @@ def cluster_windows(windows, n_groups: int, rng: np.random.Generator, *, n_init:
 
 
 def appearance_init(train: Trainer, X: RaggedFeatures, Y, n_components: int, rng: np.random.Generator, *,
-                    bias_feature: float = 1.0, mirror=None, n_init: int = 10) -> Stage1Result:
-    """Stage 1 (see the module docstring): ``n_components`` roots initialised by appearance."""
+                    bias_feature: float = 1.0, mirror=None, n_init: int = 10, train_root: Trainer | None = None,
+                    w_single=None) -> Stage1Result:
+    """Stage 1 (see the module docstring): ``n_components`` roots initialised by appearance.
+
+    ``train`` trains the single template; ``train_root`` (default ``train``) each root from the
+    positions of step 2; ``w_single``: a single template already trained on the same data with
+    ``train`` (the step is then skipped, so the mixtures of every size can share it).  With one
+    component the root is the single template (the same training problem)."""
     if not isinstance(rng, np.random.Generator):
         raise ValueError("appearance_init needs a numpy.random.Generator rng")
     single = ComponentMixtureModel(1, X.dim, mirror=mirror, bias_feature=bias_feature)
@@ -104,7 +111,11 @@ def appearance_init(train: Trainer, X: RaggedFeatures, Y, n_components: int, rng
                          f"got {n_components!r}")
     if len(positives) == len(Y):
         raise ValueError("stage 1 needs negatives as well as positives")
-    w_single = train(single, X, Y, single.init_latent(X, Y, "center"))
+    if w_single is None:
+        w_single = train(single, X, Y, single.init_latent(X, Y, "center"))
+    else:
+        w_single = single._check_w(w_single).copy()
+    train_root = train if train_root is None else train_root
     H_single, _ = single.impute_latent(w_single, X, Y)
     aligned = aligned_windows(single, X, H_single, positives)
     if n_components == 1:
@@ -114,8 +125,11 @@ def appearance_init(train: Trainer, X: RaggedFeatures, Y, n_components: int, rng
     negatives = np.flatnonzero(Y != POSITIVE)
     roots = []
     for k in range(int(n_components)):
+        if n_components == 1:
+            roots.append(w_single)
+            continue
         members = np.sort(np.concatenate([positives[groups == k], negatives]))
-        roots.append(train(single, X.subset(members), Y[members], H_single[members]))
+        roots.append(train_root(single, X.subset(members), Y[members], H_single[members]))
     mixture = ComponentMixtureModel(int(n_components), X.dim, mirror=single.mirror, bias_feature=bias_feature)
     H = H_single.copy()
     H[positives, 0] = groups

@@ -425,6 +425,23 @@ class PairFeatures:
     def n_features(self) -> int:
         return self.table.shape[1]
 
+    def by_row(self, d: int):
+        """``(row_ids, row_ptr, pi, pj)`` of document ``d``: its pairs grouped by feature row (ascending
+        rows, condensed order inside a row), for the bucket kernels (:func:`lvmrepro._kernels.coref.
+        bucket_forest`); computed once per document and kept."""
+        cache = self.__dict__.setdefault("_by_row", {})
+        if d not in cache:
+            idx = self.index[d]
+            order = np.argsort(idx, kind="stable")
+            rows = idx[order]
+            row_ids, starts = np.unique(rows, return_index=True)
+            n = int(self.n_mentions[d])
+            i, j = np.triu_indices(n, 1)
+            cache[d] = (np.ascontiguousarray(row_ids, dtype=np.int32),
+                        np.ascontiguousarray(np.append(starts, len(rows)), dtype=np.int64),
+                        np.ascontiguousarray(i[order], dtype=np.int32), np.ascontiguousarray(j[order], dtype=np.int32))
+        return cache[d]
+
     def dense(self, d: int) -> np.ndarray:
         """Float64 ``(n_pairs, n_features)`` matrix of document ``d`` (tests, small documents)."""
         return self.table[self.index[d]]

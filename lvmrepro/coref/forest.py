@@ -162,6 +162,46 @@ def forest_kernel(values, index, n, allowed, gold, same_bonus, diff_bonus, thres
     return parent, float(total), trees
 
 
+def table_scores(table, w, backend: str = "cython") -> np.ndarray:
+    """``table @ w`` (float64 C-contiguous ``table``, float64 ``w``; unchecked)."""
+    if backend == "numpy":
+        return _coref_ref.row_scores(table, w)
+    out = np.empty(table.shape[0])
+    _coref.row_scores(table, w, out)
+    return out
+
+
+def fast_canonical(labels: np.ndarray) -> np.ndarray:
+    """``canonical_clustering(labels)`` for int64 ``labels`` of ids >= 0, returning the array itself when it
+    is canonical already (ids 0, 1, 2, ... by first mention): the common case inside the learners."""
+    if labels.size == 0 or labels[0] != 0:
+        return canonical_clustering(labels)
+    run = np.maximum.accumulate(labels)
+    if np.all(labels <= run) and np.all(np.diff(run) <= 1):
+        return labels
+    return canonical_clustering(labels)
+
+
+#: above this fraction of candidate pairs, Prim on the complete graph beats Kruskal over buckets
+BUCKET_MAX_FRACTION = 1 / 3
+
+
+def bucket_kernel(values, buckets, n, gold, same_bonus, diff_bonus, threshold, max_fraction=BUCKET_MAX_FRACTION):
+    """Unchecked call of the compiled bucket Kruskal: ``(parent, total, trees)``, or ``None`` when more
+    than ``max_fraction`` of the pairs are candidates; ``buckets`` is the document's
+    ``PairFeatures.by_row(d)``."""
+    row_ids, row_ptr, pi, pj = buckets
+    gold = np.zeros(n, np.int64) if gold is None else gold
+    parent, trees = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    e = lambda k: np.empty(k, dtype=np.int64)  # noqa: E731
+    total = _coref.bucket_forest(values, row_ids, row_ptr, pi, pj, gold, same_bonus, diff_bonus, threshold,
+                                 parent, trees, e(n), e(n), e(n), e(n + 1), e(2 * n), e(n),
+                                 int(max_fraction * n_pairs(n)))
+    if total != total:   # NaN: too many candidates
+        return None
+    return parent, float(total), trees
+
+
 def max_spanning_forest(score, n: int, *, allowed=None, gold=None, same_bonus: float = 0.0,
                         diff_bonus: float = 0.0, threshold: float = 0.0, backend: str = "cython"):
     """``(parent, total)``: maximum-weight spanning forest (Prim; see :mod:`lvmrepro._kernels.coref`).

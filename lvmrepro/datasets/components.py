@@ -25,12 +25,13 @@ from lvmrepro.datasets import mammals
 
 N_FOLDS = 5
 VAL_FRACTION = 1 / 3
-#: lambda_p / C for the elastic group norm (paper eq. 6; the hinge term is C/n sum_i xi_i): eight values,
-#: log-spaced, fixed in advance.  A component's block is exactly zero at the optimum (latent values
-#: fixed) when the norm of its hinge subgradient -- at most C times the largest window norm, sqrt(35)
-#: for 35 L2-Hys-normalised HOG blocks (plus the offset feature) -- is at most lambda_p; the grid spans
-#: two and a half decades below that ceiling, from about no pruning to pruning every block.
-LAMBDA_GRID = tuple(float(v) for v in np.geomspace(1e-3, 0.3, 8))
+#: lambda_p / C for the elastic group norm (paper eq. 6; the hinge term is C/n sum_i xi_i) on the component
+#: *templates* (the offsets are in no group, see ComponentMixtureModel.groups): eight values, log-spaced,
+#: fixed in advance.  A template is exactly zero at the optimum (latent values fixed) when the norm of
+#: its hinge subgradient -- at most C times an average of windows of norm <= sqrt(35) (35 L2-Hys
+#: normalised HOG blocks) -- is at most lambda_p; the grid spans two decades up to lambda_p = C, from
+#: next to no pruning to pruning every template (Table 3 shows where each value falls).
+LAMBDA_GRID = tuple(float(v) for v in np.geomspace(1e-2, 1.0, 8))
 
 
 @dataclass(frozen=True)

@@ -448,8 +448,9 @@ def validate_result(result: dict) -> None:
             if not ALLOW_LEGACY_CLAIMS:
                 raise ValueError(f"claim {c['id']!r} was not decided by a stated test (legacy claim)")
             continue
-        if c["holds"] is True and (c["n"] is None or c["n"] < MIN_PAIRS):
-            raise ValueError(f"claim {c['id']!r} holds on {c['n']} samples (< {MIN_PAIRS})")
+        if c["holds"] is not None and (c["n"] is None or c["n"] < MIN_PAIRS):
+            raise ValueError(f"claim {c['id']!r} is decided ({'holds' if c['holds'] else 'does not hold'}) "
+                             f"on {c['n']} samples (< {MIN_PAIRS})")
         if c["holds"] is None and not c.get("reason"):
             raise ValueError(f"claim {c['id']!r} is undecided without a reason")
         if "paired" in c["test"]:

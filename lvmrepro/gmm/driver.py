@@ -8,7 +8,7 @@ Algorithm 1, as implemented by :func:`run`::
         w_t = argmin_w b_t(w)
         d_t = b_t(w_t) - F(w_t)
         v_t = b_t(w_t) - eta * d_t
-        if d_t < eps: stop
+        if d_t < eps (or d_t = 0): stop
 
 MM is the same loop with the *touching* bound (bias ``g(b, w) = -b(w)``: the valid bound of
 smallest value at ``w_{t-1}``, which equals ``F(w_{t-1})``); see :func:`run_mm`.
@@ -184,6 +184,8 @@ def run(family, w0, *, eta: float, eps: float, rng: np.random.Generator | None =
     trace = Trace(eta=eta, eps=eps, method=method)
     w = w0
     F_prev = float(family.objective(w))
+    if not np.isfinite(F_prev):
+        raise ValueError(f"the objective at the starting point is not finite (F(w_0) = {F_prev})")
     v_prev = F_prev
     trace.F.append(F_prev)
     trace.v.append(v_prev)
@@ -193,6 +195,8 @@ def run(family, w0, *, eta: float, eps: float, rng: np.random.Generator | None =
     for t in range(1, max_iter + 1):
         bound = selector(family, w, v_prev, rng)
         b_prev = float(family.evaluate(bound, w))
+        if not np.isfinite(b_prev):
+            raise InvariantViolation(f"iteration {t}: the selected bound's value is not finite ({b_prev})")
         if b_prev > v_prev + _tol(rtol, v_prev):
             raise InvariantViolation(
                 f"iteration {t}: selected bound is not valid: b_t(w_(t-1)) = {b_prev!r} > v_(t-1) = {v_prev!r}")
@@ -225,7 +229,9 @@ def run(family, w0, *, eta: float, eps: float, rng: np.random.Generator | None =
         w, v_prev, prev_min = w_new, v_new, b_min
         if callback is not None:
             callback(t, trace)
-        if d < eps:
+        # d_t = 0 is a fixed point whatever eps is (the bound touches F at its own minimiser, so the
+        # touching bound would return the same w): with eps = 0, "stop when no point would move"
+        if d < eps or d == 0.0:
             trace.converged = True
             break
     trace.w = w

@@ -30,7 +30,7 @@ from lvmrepro._kernels import random_walk as _rw
 from lvmrepro._kernels import random_walk_ref as _rw_ref
 from lvmrepro.gmm.driver import BoundFamily, Trace, run, run_mm
 from lvmrepro.kernels import assign_nearest
-from lvmrepro.validation import as_float_matrix, check_k
+from lvmrepro.validation import MAX_COORDINATE, as_float_matrix, check_k
 
 EMPTY_RULES = ("origin", "keep")
 
@@ -69,7 +69,7 @@ class KMeansFamily(BoundFamily):
 
     def __init__(self, X, k: int, *, empty: str = "origin", walk_sweeps: float = 10.0,
                  backend: str = "cython"):
-        self.X = as_float_matrix(X, "X")
+        self.X = as_float_matrix(X, "X", max_abs=MAX_COORDINATE)
         self.n, self.d = self.X.shape
         self.k = check_k(k, self.n)
         if empty not in EMPTY_RULES:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lvmrepro.validation import MAX_COORDINATE
+
 
 # --------------------------------------------------------------------------- dense per-state blocks
 @dataclass
@@ -35,6 +37,8 @@ class StateFeatures:
             raise ValueError(f"state features F must be 3-D (n, n_latent, d); got shape {F.shape}")
         if not np.all(np.isfinite(F)):
             raise ValueError("state features F contain NaN or infinite values")
+        if F.size and np.max(np.abs(F)) > MAX_COORDINATE:
+            raise ValueError(f"state features F have entries above {MAX_COORDINATE:g} in magnitude: scores would overflow")
         self.F = F
         if self.valid is not None:
             v = np.ascontiguousarray(self.valid, dtype=np.uint8)
@@ -98,6 +102,8 @@ class RaggedFeatures:
             raise ValueError("starts/counts must tile the rows of Phi in order")
         if not np.all(np.isfinite(self.Phi)):
             raise ValueError("features Phi contain NaN or infinite values")
+        if self.Phi.size and np.max(np.abs(self.Phi)) > MAX_COORDINATE:
+            raise ValueError(f"features Phi have entries above {MAX_COORDINATE:g} in magnitude: scores would overflow")
         self.seg = np.repeat(np.arange(len(self.counts)), self.counts)
 
     @classmethod

@@ -1,4 +1,5 @@
-"""Group-norm training of latent structural SVMs (Chen, Batra & Freeman 2013, Algorithm 1).
+"""Group-norm training of latent structural SVMs (Chen, Batra & Freeman 2013, Algorithm 1), with a
+certified inner solver.
 
 Objective with latent values fixed (their eq. 8):
 
@@ -6,16 +7,54 @@ Objective with latent values fixed (their eq. 8):
     Omega(w) = sum_p lam_p ||w_p||_2                      (eq. 5, ``reg="group"``)
              = 1/2 ||w||^2 + sum_p lam_p ||w_p||_2        (eq. 6, ``reg="elastic"``)
 
-Outer loop: impute ``h_i``; inner loop: descend on ``L(., {h_i})`` with step
-``alpha_t = 1 / (eta_t + 1)`` where ``eta_t`` counts the inner iterations whose objective increased;
-stop when the relative change of ``L`` between outer iterations is at most ``eps``.
+Outer loop (Algorithm 1): impute ``h_i = argmax_h w.phi(x_i, y_i, h)`` (eq. 9; a tie with the current
+``h_i`` keeps it, so a latent value changes only for a strictly better one), then minimise the
+convex ``L(., {h_i})``; stop when the relative change of ``L`` between outer iterations is at most
+``eps`` (the paper's rule) or -- certified method -- when re-imputing changes no latent value (a fixed
+point of Algorithm 1: the last inner solution is then certified for the final latent values too).
 
-``method="subgradient"`` is the paper's update (eq. 10-12): ``w <- w - alpha_t (dOmega + C/n sum m_i)``
-with ``dOmega_p = lam_p w_p / ||w_p||`` (0 at ``w_p = 0``).  A subgradient step almost never lands on
-exactly zero, so blocks only become *small*.  ``method="proximal"`` takes the same step on the hinge
-part only and then applies the proximal map of ``alpha_t Omega`` (block soft-thresholding
-``w_p <- max(0, 1 - alpha_t lam_p / ||w_p||) w_p``, then ``/(1 + alpha_t)`` for eq. 6), which sets
-whole blocks exactly to zero.  Both keep the best inner iterate (subgradient steps are not monotone).
+Inner solvers (``method``):
+
+* ``"subgradient"`` -- the paper's update (eq. 10-12): ``w <- w - alpha_t (dOmega + C/n sum m_i)`` with
+  ``alpha_t = 1 / (eta_t + 1)``, ``eta_t`` counting the inner steps whose objective increased, and
+  ``dOmega_p = lam_p w_p / ||w_p||`` (0 at ``w_p = 0``).  A subgradient step almost never lands on
+  exactly zero, so blocks only become *small*.
+* ``"proximal"`` -- the same step on the hinge part only, then the proximal map of ``alpha_t Omega``
+  (block soft-thresholding ``w_p <- max(0, 1 - alpha_t lam_p / ||w_p||) w_p``, then ``/(1 + alpha_t)``
+  for eq. 6), which sets whole blocks exactly to zero.  Both step rules keep the best inner iterate
+  and stop after ``inner_iter`` steps or ``inner_patience`` steps without improvement: neither knows
+  how far it is from the minimum.
+* ``"bundle"`` (default) -- the cutting-plane (bundle) method for regularised risk minimisation (Teo,
+  Vishwanathan, Smola & Le, JMLR 2010) with the group norm kept exact in the master problem, run until
+  a **certified duality gap** ``L(w, H) - lower bound <= gap_tol``.  While the latent values still
+  change, an inner solve stops at a looser gap (a tenth of the last outer decrease of ``L``, at most
+  ``LOOSE C``): the alternation only needs descent there, and a fixed point is declared only after a
+  solve at ``gap_tol`` that leaves every latent value unchanged.
+
+The certificate (every method reports it).  With ``H`` fixed, every choice ``(ybar_i, hbar_i)`` per
+example (a *plane*, found by loss-augmented inference at some ``w_k``) bounds the hinge sum from below
+everywhere, ``C/n sum_i max(0, .) >= C (b_k + g_k.w)`` with ``b_k = 1/n sum_i Delta_i`` and
+``g_k = 1/n sum_i [phi(x_i, ybar_i, hbar_i) - phi(x_i, y_i, h_i)]``, and so does the zero plane.  For
+any convex combination ``beta`` of planes, ``(bbar, gbar) = sum_k beta_k (b_k, g_k)``,
+
+    min_w L(w, H) >= min_w Omega(w) + C gbar.w + C bbar = C bbar - Omega*(-C gbar),
+
+with ``Omega*(v) = 1/2 sum_p max(0, ||v_p|| - lam_p)^2 + 1/2 ||v_free||^2`` for eq. 6, and for eq. 5
+(whose conjugate is the indicator of ``{||v_p|| <= lam_p}``) the combination mixed with the zero plane
+until it is feasible: ``t C bbar`` with ``t = min(1, min_p lam_p / ||C gbar_p||)``.  The bound is
+rigorous for any ``beta``; the bundle master's optimal ``beta`` makes it tight (at the master optimum
+the bound equals the master's value).  The ``(ghat_k, b_k)`` parts of a plane do not depend on ``H``
+(only the ground-truth part ``1/n sum_i phi(x_i, y_i, h_i)`` does), so the planes of one fit are
+re-used, exactly, across its outer iterations.
+
+The master problem ``min_w Omega(w) + C max_k (b_k + g_k.w)`` is a small second-order cone program
+(one cone per group, one linear constraint per plane), solved by the interior-point solver Clarabel.
+Its solution is the next query point; blocks whose norm is below ``1e-7`` times the largest block are
+interior-point round-off and are set to exactly zero before ``L`` is evaluated (eq. 6 needs no such
+rounding: its master solution is the block soft-threshold of ``-C gbar``).  Because ``L`` is evaluated
+exactly at the returned ``w`` and the lower bound holds for any ``beta``, "zero" in a returned ``w``
+means exactly zero in a solution within the certified gap of the optimum.  Planes inactive in the last
+``max_plane_age`` master solutions are dropped (the lower bound never decreases: the best one is kept).
 """
 from __future__ import annotations
 
@@ -25,6 +64,16 @@ import numpy as np
 
 from lvmrepro.lssvm.base import LatentModel
 from lvmrepro.lssvm.cccp import LearnResult, check_learner_args, initial_state
+from lvmrepro.lssvm.inner.base import SolveResult
+
+METHODS = ("bundle", "proximal", "subgradient")
+#: interior-point round-off: blocks below this fraction of the largest block are set to exactly zero
+SNAP = 1e-7
+#: in-out stabilisation of the bundle's query point (Ben-Ameur & Neto 2007): after an improving step the
+#: next point is ``best + STABILISE (master - best)``; after a step that did not improve, the master's point
+STABILISE = 0.5
+#: the bundle's inner tolerance while the latent values still change, times C (see ``fit``)
+LOOSE = 1e-4
 
 
 class Groups:
@@ -86,31 +135,109 @@ def block_norms(w, groups) -> np.ndarray:
     return Groups(groups).norms(w)
 
 
+def group_penalty(w, groups, lam) -> float:
+    """``sum_p lam_p ||w_p||_2`` (``groups``: see :class:`Groups`)."""
+    return float(np.sum(lam * Groups(groups).norms(w)))
+
+
+def block_norms(w, groups) -> np.ndarray:
+    return Groups(groups).norms(w)
+
+
+class PlaneStore:
+    """Cutting planes of one fit: ``ghat_k = 1/n sum_i phi(x_i, ybar_i, hbar_i)`` and ``b_k``, with the
+    master iteration at which each was last active (``beta_k > 0``)."""
+
+    def __init__(self, size_w: int, max_age: int):
+        self.ghat = np.zeros((0, size_w))
+        self.b = np.zeros(0)
+        self.last = np.zeros(0, dtype=np.int64)
+        self.max_age = int(max_age)
+        self.tick = 0
+
+    def __len__(self):
+        return len(self.b)
+
+    def add(self, ghat, b) -> None:
+        self.ghat = np.vstack([self.ghat, np.asarray(ghat, dtype=np.float64)[None, :]])
+        self.b = np.append(self.b, float(b))
+        self.last = np.append(self.last, self.tick)
+
+    def planes(self, p) -> tuple[np.ndarray, np.ndarray]:
+        """``(G, b)`` with the zero plane first: ``G[0] = 0``, ``G[k] = ghat_k - p``."""
+        G = np.vstack([np.zeros((1, self.ghat.shape[1])), self.ghat - p[None, :]])
+        return G, np.concatenate([[0.0], self.b])
+
+    def mark(self, beta) -> None:
+        """Record which planes the master used (``beta`` over [zero plane] + planes), drop stale ones."""
+        self.tick += 1
+        used = beta[1:] > 1e-9 * max(float(beta.max()), 1e-300)
+        self.last[used] = self.tick
+        keep = self.last >= self.tick - self.max_age
+        keep[-1:] = True
+        if not keep.all():
+            self.ghat, self.b, self.last = self.ghat[keep], self.b[keep], self.last[keep]
+
+
 class GroupNormLSSVM:
     """Group-norm learner.  ``GroupNormLSSVM(model, groups, lam=1, C=1).fit(X, Y, H0=...)``.
 
     ``groups``: disjoint blocks of ``w``, an (n_groups, size) index array or a list of index arrays of
-    any sizes (:class:`Groups`).
-    ``history`` rows add ``penalty``, ``inner_iters``, ``eta`` and ``nonzero_blocks``.
+    any sizes (:class:`Groups`).  ``method``: ``"bundle"`` (certified, default), ``"proximal"`` or
+    ``"subgradient"`` (the paper's step rule; see the module docstring).  ``gap_tol``: the duality gap
+    each bundle solve is certified to (default ``1e-6 C``); ``inner_iter``: planes per bundle solve
+    (default 1000) or steps per step-rule solve (default 200).
+
+    ``history`` rows add ``penalty``, ``inner_iters``, ``eta``, ``nonzero_blocks``, ``gap`` (the inner
+    solve's certified gap for the latent values it was given; ``None`` for the step rules) and
+    ``h_changes`` (latent values changed by the re-imputation after that solve).  ``info`` adds
+    ``gap`` and ``lower_bound`` (the certificate of the returned ``w`` for the returned ``H``),
+    ``certified`` (that gap is at most ``gap_tol``), ``fixed_point`` (the last re-imputation changed
+    nothing), ``block_norms`` and ``dual_block_norms`` (``||C gbar_p||`` of the certificate; a zero
+    block with this below ``lam_p`` is one the certificate's combination of planes does not pull).
     """
 
     def __init__(self, model: LatentModel, groups, *, lam=1.0, C: float = 1.0, reg: str = "group",
-                 method: str = "proximal", eps: float = 1e-3, max_iter: int = 20,
-                 inner_iter: int = 200, inner_patience: int = 30):
+                 method: str = "bundle", eps: float = 1e-3, max_iter: int = 20,
+                 inner_iter: int | None = None, inner_patience: int = 30, gap_tol: float | None = None,
+                 max_plane_age: int = 10):
         self.model = model
         self.C, self.eps, self.max_iter = check_learner_args(C, eps, max_iter)
         self.groups = Groups(groups, model.size_w)
-        lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (len(groups),)).copy()
+        lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (len(self.groups),)).copy()
         if np.any(lam < 0) or not np.all(np.isfinite(lam)):
             raise ValueError("lam must be non-negative and finite")
         self.lam = lam
         if reg not in ("group", "elastic"):
             raise ValueError(f"reg must be 'group' (eq. 5) or 'elastic' (eq. 6); got {reg!r}")
-        if method not in ("subgradient", "proximal"):
-            raise ValueError(f"method must be 'subgradient' or 'proximal'; got {method!r}")
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}; got {method!r}")
         self.reg, self.method = reg, method
+        self.sigma = 1.0 if reg == "elastic" else 0.0
+        free = np.ones(model.size_w, bool)
+        free[self.groups.flat] = False
+        self.free = np.flatnonzero(free)
+        if reg == "group" and (len(self.free) or np.any(lam == 0)):
+            # eq. 5 with an unpenalised coordinate has no bounded master problem and no finite dual bound
+            raise ValueError("reg='group' needs every coordinate of w in a group with lam > 0 "
+                             "(use reg='elastic' for unpenalised coordinates)")
+        if inner_iter is None:
+            inner_iter = 1000 if method == "bundle" else 200
+        for name, v in (("inner_iter", inner_iter), ("inner_patience", inner_patience),
+                        ("max_plane_age", max_plane_age)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be a positive integer; got {v!r}")
         self.inner_iter, self.inner_patience = int(inner_iter), int(inner_patience)
+        self.max_plane_age = int(max_plane_age)
+        if gap_tol is None:
+            gap_tol = 1e-6 * self.C
+        gap_tol = float(gap_tol)
+        if not np.isfinite(gap_tol) or gap_tol <= 0:
+            raise ValueError(f"gap_tol must be a positive finite number; got {gap_tol}")
+        self.gap_tol = gap_tol
+        self._ws = None
 
+    # ----------------------------------------------------------------- objective pieces
     def omega(self, w) -> float:
         val = float(np.sum(self.lam * self.groups.norms(w)))
         return val + (0.5 * float(w @ w) if self.reg == "elastic" else 0.0)
@@ -121,15 +248,147 @@ class GroupNormLSSVM:
         hinge = np.maximum(0.0, aug - self.model.score(w, X, Y, H))
         return self.omega(w) + self.C / self.model.n_samples(X) * float(hinge.sum())
 
-    def _eval(self, w, X, Y, H):
-        """``L(w, {h_i})`` and the hinge part's subgradient ``C/n sum_i m_i`` (eq. 12) in one oracle call."""
+    def _eval(self, w, X, Y, H, p=None):
+        """``L(w, {h_i})``, the plane ``(ghat, b)`` at ``w`` and (given ``p``, the ground-truth part) the
+        hinge part's subgradient ``C (ghat - p)`` (eq. 12), from one inference pass."""
         model, n = self.model, self.model.n_samples(X)
-        yb, hb, aug = model.loss_augmented_inference(w, X, Y)
-        margin = aug - model.score(w, X, Y, H)
-        active = (margin > 0).astype(np.float64)
+        terms = model.inference_terms(w, X, Y, H, complete=False)
+        margin = terms.aug - terms.fixed
         obj = self.omega(w) + self.C / n * float(np.maximum(margin, 0.0).sum())
-        m = model.feature_sum(X, yb, hb, active) - model.feature_sum(X, Y, H, active)
-        return obj, self.C / n * m
+        c = np.full(n, 1.0 / n)
+        ghat = model.feature_sum(X, terms.ybar, terms.hbar, c)
+        b = float(c @ model.loss(Y, terms.ybar, terms.hbar))
+        return obj, ghat, b
+
+    # ----------------------------------------------------------------- the certificate
+    def lower_bound(self, beta, G, b) -> float:
+        """The dual bound ``min_w L(w, H) >= ...`` of a combination ``beta`` (any non-negative weights,
+        normalised here) of the planes ``(G, b)`` (zero plane first); see the module docstring."""
+        beta = np.maximum(np.asarray(beta, dtype=np.float64), 0.0)
+        if beta.sum() <= 0:
+            return 0.0
+        beta = beta / beta.sum()
+        gbar, bbar = beta @ G, float(beta @ b)
+        v = -self.C * gbar
+        nv = self.groups.norms(v)
+        if self.sigma > 0:
+            conj = 0.5 / self.sigma * (float(np.sum(np.maximum(0.0, nv - self.lam) ** 2))
+                                       + float(v[self.free] @ v[self.free]))
+            return self.C * bbar - conj
+        ratio = np.divide(self.lam, nv, out=np.full_like(nv, np.inf), where=nv > 0)
+        t = min(1.0, float(ratio.min()))
+        return t * self.C * bbar
+
+    def _soft(self, v) -> np.ndarray:
+        """``argmin_w Omega(w) - v.w`` for eq. 6: the block soft-threshold of ``v`` (free entries kept)."""
+        norms = self.groups.norms(v)
+        shrink = np.maximum(0.0, 1.0 - np.divide(self.lam, norms, out=np.full_like(norms, np.inf), where=norms > 0))
+        return self.groups.scale(v, shrink) / self.sigma
+
+    def _master(self, G, b):
+        """Solve ``min_w Omega(w) + C max_k (b_k + G_k.w)``; returns ``(w, beta, ok)`` with ``beta`` the
+        plane weights (simplex) of its dual.
+
+        Over a working set of groups: the cone program is solved with the other blocks fixed at zero, which
+        is the master's solution when no outside block is pulled harder than its ``lam_p`` by the dual
+        (``||C gbar_p|| <= lam_p``, the optimality condition of a zero block); outside blocks that are get
+        added and the program re-solved.  The working set carries over to the next call (the blocks that
+        are non-zero or nearly pulled)."""
+        P = len(self.groups)
+        active = np.ones(P, bool) if getattr(self, "_ws", None) is None or len(self._ws) != P else self._ws.copy()
+        for _ in range(P + 1):
+            w, beta, ok = self._master_on(G, b, active)
+            v = self.groups.norms(self.C * (beta @ G))
+            viol = ~active & (v > self.lam * (1 + 1e-7))
+            if not ok or not viol.any():
+                break
+            active |= viol
+        self._ws = (self.groups.norms(w) > 0) | (v >= 0.9 * self.lam)
+        return w, beta, ok
+
+    def _master_on(self, G, b, active):
+        import clarabel
+        from scipy import sparse
+        d, K = self.model.size_w, len(b)
+        groups = np.flatnonzero(active)
+        cols = np.concatenate([self.free] + [self.groups.flat[self.groups.starts[p]:self.groups.starts[p] + self.groups.sizes[p]]
+                                             for p in groups]).astype(np.int64)
+        m, Pw = len(cols), len(groups)
+        nv = m + Pw + 1                                  # x = [w_cols, t_groups, xi]
+        pos = np.full(d, -1, dtype=np.int64)
+        pos[cols] = np.arange(m)
+        rows, cc = [], []
+        r = 0
+        for j, p_ in enumerate(groups):
+            s, size = self.groups.starts[p_], self.groups.sizes[p_]
+            rows.append(r); cc.append(m + j)
+            rows.extend(range(r + 1, r + 1 + size)); cc.extend(pos[self.groups.flat[s:s + size]])
+            r += 1 + size
+        soc = sparse.csr_matrix((-np.ones(len(rows)), (rows, cc)), shape=(r, nv))
+        q = np.concatenate([np.zeros(m), self.lam[groups], [self.C]])
+        Pm = sparse.diags(np.concatenate([np.full(m, self.sigma), np.zeros(Pw + 1)])).tocsc() if self.sigma > 0 \
+            else sparse.csc_matrix((nv, nv))
+        A = sparse.vstack([sparse.csr_matrix(np.hstack([G[:, cols], np.zeros((K, Pw)), -np.ones((K, 1))])), soc]).tocsc()
+        rhs = np.concatenate([-b, np.zeros(r)])
+        settings = clarabel.DefaultSettings()
+        settings.verbose = False
+        settings.max_threads = 1
+        settings.direct_solve_method = "faer"
+        tol = min(1e-9, 1e-3 * self.gap_tol)
+        settings.tol_gap_abs = settings.tol_gap_rel = tol
+        settings.tol_feas = 1e-10
+        cones = [clarabel.NonnegativeConeT(K)] + [clarabel.SecondOrderConeT(1 + int(self.groups.sizes[p_])) for p_ in groups]
+        sol = clarabel.DefaultSolver(Pm, q, A, rhs, cones, settings).solve()
+        ok = str(sol.status) in ("Solved", "AlmostSolved")
+        z = np.maximum(np.array(sol.z[:K]), 0.0)
+        beta = z / z.sum() if z.sum() > 0 else np.eye(K)[0]
+        if self.sigma > 0:
+            w = self._soft(-self.C * (beta @ G))      # the master's solution from its dual: exact zeros
+        else:
+            w = np.zeros(d)
+            w[cols] = np.array(sol.x[:m])
+            norms = self.groups.norms(w)
+            if norms.max() > 0:
+                w = self.groups.scale(w, np.where(norms <= SNAP * norms.max(), 0.0, 1.0))
+        return w, beta, ok and np.all(np.isfinite(w))
+
+    # ----------------------------------------------------------------- inner solvers
+    def _gt_part(self, X, Y, H):
+        n = self.model.n_samples(X)
+        return self.model.feature_sum(X, Y, H, np.full(n, 1.0 / n))
+
+    def _inner_bundle(self, w, X, Y, H, store, tol=None):
+        tol = self.gap_tol if tol is None else tol
+        p = self._gt_part(X, Y, H)
+        best, ghat, b = self._eval(w, X, Y, H)
+        store.add(ghat, b)
+        best_w, lb, it, converged = w.copy(), -np.inf, 0, False
+        beta, G = None, None
+        for it in range(1, self.inner_iter + 1):
+            G, bv = store.planes(p)
+            w_k, beta, ok = self._master(G, bv)
+            lb = max(lb, self.lower_bound(beta, G, bv))
+            store.mark(beta)
+            if not ok:
+                break
+            # in-out step: query between the best point and the master's (exact zeros where both are zero);
+            # if its plane does not cut off the master's point ("mis-pricing"), query the master's point too,
+            # so every iteration cuts the master's solution off as in Kelley's method
+            queries = [best_w + STABILISE * (w_k - best_w), w_k] if it > 1 else [w_k]
+            xi = float(np.max(bv + G @ w_k))
+            for w_q in queries:
+                obj, ghat, b = self._eval(w_q, X, Y, H)
+                store.add(ghat, b)
+                if obj < best:
+                    best, best_w = obj, w_q
+                if b + float((ghat - p) @ w_k) > xi + 1e-12 * max(1.0, abs(xi)):
+                    break
+            if best - lb <= tol:
+                converged = True
+                break
+        dual_norms = self.groups.norms(self.C * (beta @ G)) if beta is not None else None
+        return SolveResult(w=best_w, primal=best, dual=lb, gap=best - lb, passes=it, converged=converged,
+                           runtime_s=0.0, info={"planes": len(store), "dual_block_norms": dual_norms})
 
     def _step(self, w, g, alpha):
         if self.method == "subgradient":
@@ -147,45 +406,104 @@ class GroupNormLSSVM:
         w = self.groups.scale(u, shrink)
         return w / (1.0 + alpha) if self.reg == "elastic" else w
 
-    def _inner(self, w, X, Y, H):
-        cur, g = self._eval(w, X, Y, H)
+    def _inner_steps(self, w, X, Y, H, store):
+        """The paper's step rule; the planes of its inference calls feed the final certificate."""
+        p = self._gt_part(X, Y, H)
+        cur, ghat, b = self._eval(w, X, Y, H)
+        g = self.C * (ghat - p)
         best_w, best = w.copy(), cur
+        last = (ghat, b)
         eta, since_best, it = 0, 0, 0
         for it in range(1, self.inner_iter + 1):
             w = self._step(w, g, 1.0 / (eta + 1))
-            new, g = self._eval(w, X, Y, H)
+            new, ghat, b = self._eval(w, X, Y, H)
+            g = self.C * (ghat - p)
             if new > cur:
                 eta += 1
             cur = new
             if new < best - 1e-12 * max(1.0, abs(best)):
                 best, best_w, since_best = new, w.copy(), 0
+                last = (ghat, b)
             else:
                 since_best += 1
                 if since_best >= self.inner_patience:
                     break
+        store.add(*last)     # the plane at the kept iterate: the certificate is tight there
         return best_w, best, it, eta
+
+    def solve_inner(self, X, Y, H, *, w0=None) -> SolveResult:
+        """Minimise the convex ``L(., H)`` with latent values fixed, to the certified gap ``gap_tol``
+        (the bundle method, whatever ``method`` is); ``w0`` is the first query point (default 0)."""
+        model = self.model
+        Y = model.check_outputs(X, Y)
+        H = model.check_latent(X, H)
+        w = model.zero_w() if w0 is None else np.array(w0, dtype=np.float64)
+        if w.shape != (model.size_w,) or not np.all(np.isfinite(w)):
+            raise ValueError(f"w0 must be {model.size_w} finite numbers")
+        t0 = time.perf_counter()
+        self._ws = None
+        res = self._inner_bundle(w, X, Y, H, PlaneStore(model.size_w, self.max_plane_age))
+        res.runtime_s = time.perf_counter() - t0
+        return res
+
+    # ----------------------------------------------------------------- Algorithm 1
+    def _impute(self, w, X, Y, H):
+        """Eq. 9, keeping the current latent value where it ties with the best one: a latent value
+        changes only for a strictly better one (with exact zero blocks, many states tie at score 0, and
+        the model's tie-break -- the lowest state -- would otherwise move examples to arbitrary states)."""
+        H_new, best = self.model.impute_latent(w, X, Y)
+        keep = np.asarray(self.model.score(w, X, Y, H), dtype=np.float64) >= np.asarray(best, dtype=np.float64)
+        return self.model.latent_where(keep, H, H_new)
 
     def fit(self, X, Y, *, H0=None, w0=None) -> LearnResult:
         t0 = time.perf_counter()
         model = self.model
         Y = model.check_outputs(X, Y)
         w, H = initial_state(model, X, Y, H0, w0)
+        store = PlaneStore(model.size_w, self.max_plane_age)
         obj = self.objective(w, X, Y, H)
         history = [{"iteration": 0, "objective": obj, "penalty": self.omega(w), "inner_iters": 0, "eta": 0,
-                    "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0))}]
-        converged = False
+                    "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0)), "gap": None, "h_changes": None}]
+        converged = fixed = False
+        self._ws = None
+        # the bundle's inner tolerance: loose while the latent values still move (a tenth of the last
+        # decrease of the objective, at most LOOSE C), gap_tol once they may have settled; a fixed point is
+        # only declared after a solve at gap_tol
+        tol = max(self.gap_tol, LOOSE * self.C)
         for it in range(1, self.max_iter + 1):
-            w, inner_obj, n_inner, eta = self._inner(w, X, Y, H)
-            H, _ = model.impute_latent(w, X, Y)
-            new_obj = self.objective(w, X, Y, H)   # <= inner_obj: re-imputing can only lower L
+            if self.method == "bundle":
+                res = self._inner_bundle(w, X, Y, H, store, tol=tol)
+                w, n_inner, eta, gap = res.w, res.passes, 0, res.gap
+            else:
+                w, _, n_inner, eta = self._inner_steps(w, X, Y, H, store)
+                gap = None
+            H_new = self._impute(w, X, Y, H)
+            changes = int(np.sum(model.latent_changed(H_new, H)))
+            H = H_new
+            new_obj = self.objective(w, X, Y, H)   # <= the inner objective: re-imputing can only lower L
             rel = abs(new_obj - obj) / max(abs(obj), 1e-300)
             obj = new_obj
             history.append({"iteration": it, "objective": obj, "penalty": self.omega(w), "inner_iters": n_inner,
-                            "eta": eta, "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0))})
-            if rel <= self.eps:
+                            "eta": eta, "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0)), "gap": gap,
+                            "h_changes": changes})
+            fixed = changes == 0 and (self.method != "bundle" or tol <= self.gap_tol)
+            if rel <= self.eps or (self.method == "bundle" and fixed):
                 converged = True
                 break
+            if self.method == "bundle":
+                decrease = history[-2]["objective"] - obj
+                tol = self.gap_tol if changes == 0 else max(self.gap_tol, min(LOOSE * self.C, 0.1 * decrease))
+        # the certificate of the returned (w, H), from the fit's planes with H's ground-truth part: at a
+        # fixed point the last bundle solve's bound; otherwise a bundle solve for H from w (for the step
+        # rules this measures how far their w is from the optimum for their own latent values)
+        if not (self.method == "bundle" and fixed):
+            res = self._inner_bundle(w, X, Y, H, store)
+        lb, dual_norms = res.dual, res.info["dual_block_norms"]
+        gap = obj - lb
         return LearnResult(w=w, H=H, objective=obj, history=history, converged=converged,
                            runtime_s=time.perf_counter() - t0,
                            info={"learner": f"groupnorm-{self.method}", "reg": self.reg, "C": self.C,
-                                 "block_norms": self.groups.norms(w).tolist()})
+                                 "gap": gap, "lower_bound": lb, "gap_tol": self.gap_tol,
+                                 "certified": bool(gap <= self.gap_tol), "fixed_point": bool(fixed),
+                                 "block_norms": self.groups.norms(w).tolist(),
+                                 "dual_block_norms": None if dual_norms is None else np.asarray(dual_norms).tolist()})

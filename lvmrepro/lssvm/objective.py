@@ -17,8 +17,8 @@ def check_C(C) -> float:
         C = float(C)
     except (TypeError, ValueError):
         raise ValueError(f"C must be a positive finite number; got {C!r}") from None
-    if not np.isfinite(C) or C <= 0:
-        raise ValueError(f"C must be a positive finite number; got {C}")
+    if not np.isfinite(C) or C <= 0 or C > 1e100:
+        raise ValueError(f"C must be a positive finite number (at most 1e100); got {C}")
     return C
 
 

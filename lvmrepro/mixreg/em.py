@@ -20,6 +20,9 @@ the run with the best L is returned:
 * ``"kmeans_local"``: k-means on per-point local regression fits: point i's regressor is the
   least-squares fit to its ``n_neighbors`` nearest points in standardised X (itself included; default
   ``2n``), so points whose neighbourhoods obey the same linear law start together;
+* ``"mixed"``: the restart budget split evenly over the four kinds above (in that order; the first
+  ``restarts mod 4`` kinds get one more), every start drawn from the same generator -- EM at full
+  strength for the same budget as the paper's random restarts;
 * an array: integer labels (t,) or (B, t), or responsibilities (t, k) or (B, t, k): EM started from
   given assignments (e.g. the convex relaxation's, or the ground truth for an oracle row); one run
   per given start.
@@ -31,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lvmrepro.mixreg.relaxation import DEFAULT_TOL, check_positive, kmeans
-from lvmrepro.validation import as_float_matrix, as_float_vector, check_k
+from lvmrepro.validation import MAX_COORDINATE, as_float_matrix, as_float_vector, check_k
 
 LOG2PI = np.log(2 * np.pi)
 
@@ -57,6 +60,7 @@ class EMResult:
     init: str = "random_hard"
     converged: bool = True          # the returned run stopped on ``tol`` (not on ``max_iter``)
     iterations_all: list = field(default_factory=list)    # EM iterations of every run
+    best_start: str = ""            # the kind of start the returned run came from ("given" for arrays)
 
     @property
     def total_iterations(self) -> int:
@@ -65,14 +69,17 @@ class EMResult:
 
 
 def _validate(X, y, k, sigma, gamma):
-    X = as_float_matrix(X, "X")
-    y = as_float_vector(y, "y")
+    X = as_float_matrix(X, "X", max_abs=MAX_COORDINATE)
+    y = as_float_vector(y, "y", max_abs=MAX_COORDINATE)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows; they must match")
     k = check_k(k, X.shape[0])
     sigma = check_positive(sigma, "sigma")
-    gamma = float(gamma)
-    if not np.isfinite(gamma) or gamma < 0:
+    try:
+        gamma = float(gamma)
+    except (TypeError, ValueError):
+        raise ValueError(f"gamma must be a finite number >= 0; got {gamma!r}") from None
+    if not np.isfinite(gamma) or gamma < 0 or gamma > 1e100:
         raise ValueError(f"gamma must be a finite number >= 0; got {gamma}")
     return X, y, k, sigma, gamma
 
@@ -105,7 +112,8 @@ def _m_step(X, y, R, sigma, gamma):
     return W, R.mean(1)
 
 
-INITS = ("random_hard", "random_soft", "kmeans_xy", "kmeans_local")
+KINDS = ("random_hard", "random_soft", "kmeans_xy", "kmeans_local")
+INITS = KINDS + ("mixed",)
 
 
 def _standardise(Z: np.ndarray) -> np.ndarray:
@@ -138,6 +146,10 @@ def _starts(X, y, k, init, restarts, rng, n_neighbors):
     """Initial responsibilities (B, t, k) and the label of the init strategy."""
     t = X.shape[0]
     if isinstance(init, str):
+        if init == "mixed":
+            share = [restarts // len(KINDS) + (i < restarts % len(KINDS)) for i in range(len(KINDS))]
+            parts = [_starts(X, y, k, kind, m, rng, n_neighbors)[0] for kind, m in zip(KINDS, share) if m]
+            return np.concatenate(parts, axis=0), init
         if init == "random_hard":
             return np.eye(k)[rng.integers(0, k, size=(restarts, t))], init
         if init == "random_soft":
@@ -186,9 +198,80 @@ def _check_init(init, t, k, restarts):
     return np.array(R, dtype=np.float64), R.shape[0]
 
 
+def _m_step_fast(XX, Xy, n, R, ridge):
+    """:func:`_m_step` by two matrix products: ``G_bj = sum_i R_bij x_i x_i^T`` is ``R^T`` times the
+    precomputed rows ``vec(x_i x_i^T)`` (``XX``, t x n^2), ``b_bj = R^T (x_i y_i)`` (``Xy``, t x n)."""
+    B, t, k = R.shape
+    Rt = R.transpose(0, 2, 1).reshape(B * k, t)
+    G = (Rt @ XX).reshape(B, k, n, n)
+    G[..., np.arange(n), np.arange(n)] += ridge
+    b = (Rt @ Xy).reshape(B, k, n)
+    try:
+        W = np.linalg.solve(G, b[..., None])[..., 0]
+    except np.linalg.LinAlgError:      # an empty component with gamma = 0: minimum-norm answer
+        W = np.einsum("bjkl,bjl->bjk", np.linalg.pinv(G), b)
+    return W, R.mean(1)
+
+
 def _runs(X, y, k, sigma, gamma, R, max_iter, tol, hard):
-    """All starts at once (vectorised); each is an independent EM run from responsibilities ``R``
-    (B, t, k) that stops updating once its objective gains less than ``tol`` (relative)."""
+    """All starts at once, each an independent EM run from responsibilities ``R`` (B, t, k) that stops
+    once its objective gains less than ``tol`` (relative); the same iterates as
+    :func:`_runs_reference`, but only the runs still going are updated (a restart budget costs the
+    iterations its runs take, not B times the slowest run's) and the M-step is two matrix products.
+
+    Returns ``(W, weights, labels, history, iters, stopped)`` with ``history`` (iterations, B): every
+    run's objective after each E-step, frozen once it stopped.
+    """
+    B, t, _ = R.shape
+    n = X.shape[1]
+    ridge = sigma ** 2 * gamma
+    XX = (X[:, :, None] * X[:, None, :]).reshape(t, n * n)
+    Xy = X * y[:, None]
+    Wall, wall = _m_step_fast(XX, Xy, n, R, ridge)
+    W, weights = Wall.copy(), wall.copy()                # the active runs' parameters
+    Rcur = R
+    idx = np.arange(B)                                   # which runs are active
+    last = np.full(B, -np.inf)
+    iters = np.zeros(B, np.int64)
+    stopped = np.zeros(B, bool)
+    history = []
+    eye = np.eye(k)
+    for it in range(max_iter):
+        lj = _log_joint(X, y, W, weights, sigma)
+        pen = 0.5 * gamma * (W * W).sum(axis=(1, 2))
+        if hard:
+            new = np.argmax(lj, axis=2)
+            Rn = eye[new]
+            obj = np.take_along_axis(lj, new[..., None], axis=2)[..., 0].sum(1) - pen
+        else:
+            norm = logsumexp(lj, axis=2)
+            Rn = np.exp(lj - norm[..., None])
+            obj = norm.sum(1) - pen
+        if it:
+            go = obj - last[idx] > tol * np.maximum(1.0, np.abs(obj))
+        else:
+            go = np.ones(len(idx), bool)
+        last[idx] = obj
+        history.append(last.copy())
+        done = idx[~go]
+        stopped[done] = True
+        Wall[done], wall[done] = W[~go], weights[~go]
+        if not go.any():
+            break
+        idx, W, weights, Rn = idx[go], W[go], weights[go], Rn[go]
+        iters[idx] += 1
+        W, weights = _m_step_fast(XX, Xy, n, Rn, ridge)
+    else:
+        Wall[idx], wall[idx] = W, weights                 # runs stopped by max_iter
+    labels = np.argmax(_log_joint(X, y, Wall, wall, sigma), axis=2)
+    return Wall, wall, labels, np.array(history), iters, stopped
+
+
+def _runs_reference(X, y, k, sigma, gamma, R, max_iter, tol, hard):
+    """The plain reference of :func:`_runs`: all starts at once, every array over all B runs for every
+    iteration (finished runs are frozen with ``np.where``), the M-step by ``einsum``.  Each run is an
+    independent EM run from responsibilities ``R`` (B, t, k) that stops updating once its objective gains
+    less than ``tol`` (relative)."""
     restarts = R.shape[0]
     W, weights = _m_step(X, y, R, sigma, gamma)
     history = []
@@ -249,6 +332,11 @@ def em(X, y, k, *, sigma=1.0, gamma=1e-6, restarts: int | None = None, rng=None,
     # trim the frozen tail: the best run's own iterations
     while len(history) > 1 and history[-1] == history[-2]:
         history.pop()
+    if label == "mixed":
+        share = [restarts // len(KINDS) + (i < restarts % len(KINDS)) for i in range(len(KINDS))]
+        best_start = KINDS[int(np.searchsorted(np.cumsum(share), b, side="right"))]
+    else:
+        best_start = label
     return EMResult(labels=labels[b], W=W[b], weights=weights[b], loglik=float(finals[b]), history=history,
                     iterations=int(iters[b]), restarts=int(restarts), all_logliks=finals.tolist(), init=label,
-                    converged=bool(stopped[b]), iterations_all=iters.tolist())
+                    converged=bool(stopped[b]), iterations_all=iters.tolist(), best_start=best_start)

@@ -169,6 +169,8 @@ def maxmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, rng=None, method: str = "lb
     whether their relative gap is at most ``tol``.  Returns a :class:`RelaxationResult`.
     """
     prob = make_problem(X, y, k, sigma=sigma, gamma=gamma, q=q)
+    if isinstance(n_init, bool) or not isinstance(n_init, (int, np.integer)) or n_init < 1:
+        raise ValueError(f"n_init must be a positive integer; got {n_init!r}")
     tol = check_positive(tol, "tol")
     lbfgs_ftol = check_positive(lbfgs_ftol, "lbfgs_ftol")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:

@@ -28,7 +28,9 @@ iterations the exact lower bound ``g(c)`` (Ky Fan, one partial eigendecompositio
 Any ``g(c') <= R <= h(M)`` by weak duality, so a lower bound obtained elsewhere (``lower``, e.g.
 max-min's ``g(c*)`` on the same problem) is equally valid.  The solver stops when
 ``(h(M_best) - max(g_best, lower)) / max(1, |h(M_best)|) < gap_tol`` (``converged=True``), or after
-``max_iter`` iterations, or when the objective has stalled at the final eps (``converged=False``).
+``max_iter`` iterations, or when the objective has stalled at the final eps, or when the certified gap
+has stopped shrinking at the final eps (a plateau: the gap shrank by less than the factor ``stall_ratio``
+over the last ``stall_checks`` evaluations; ``stop="plateau"``, ``converged=False``).
 The returned ``M`` is the iterate with the smallest ``h`` and ``c`` the one with the largest ``g``.
 """
 from __future__ import annotations
@@ -70,10 +72,102 @@ def _dense(t: int, U: np.ndarray, d: np.ndarray, mu0: float) -> np.ndarray:
     return (U * d[None, :]) @ U.T + mu0 * np.eye(t)
 
 
+def _water_fill_fast(v: np.ndarray, n_rest: int, v_rest: float, q: int) -> tuple[np.ndarray, float, float]:
+    """:func:`_water_fill` without expanding the ``n_rest`` equal values (the solver calls it once per
+    iteration with ``n_rest = t - n``): the same answer whenever ``v_rest <= min(v)`` (always so in
+    Algorithm 2, where ``v_i = sqrt(s_i^2 + e) >= sqrt(e) = v_rest``), else the reference is used."""
+    v = np.asarray(v, float)
+    if len(v) + n_rest <= q or len(v) == 0 or v_rest > v.min() or v_rest <= 0:
+        return _water_fill(v, n_rest, v_rest, q)
+    vs = np.sort(v)[::-1]
+    rest = n_rest * float(v_rest)
+    tail = np.cumsum(vs[::-1])[::-1]                # tail[m] = sum of vs[m:]
+    for m in range(min(q, len(vs))):
+        theta = (tail[m] + rest) / (q - m)
+        if vs[m] <= theta * (1.0 + 1e-12):
+            if theta <= 0:
+                break
+            return np.minimum(1.0, v / theta), min(1.0, float(v_rest) / theta), float(theta)
+    return _water_fill(v, n_rest, v_rest, q)
+
+
+def _sym_pairs(m: int):
+    """Index of the unordered pair (a, b) in the list of pairs a <= b, as an m x m array, and the pairs."""
+    ia, ib = np.triu_indices(m)
+    idx = np.empty((m, m), np.int64)
+    idx[ia, ib] = np.arange(len(ia))
+    idx[ib, ia] = np.arange(len(ia))
+    return idx, ia, ib
+
+
+class _KronAStep:
+    """The A-step's linear solve ``(Lam + a Z Z^T) x = b`` for ``Z_i = v_i (x) x_i`` (``v_i`` the rows of
+    ``V = U diag(sqrt(d))``, t x r; ``x_i`` the rows of X, t x n) by Woodbury, without forming Z.
+
+    The r n x r n capacitance matrix ``I/a + sum_i (v_i v_i^T (x) x_i x_i^T) / lam_i`` is assembled from
+    the product of the t x r(r+1)/2 and t x n(n+1)/2 matrices of the distinct entries of ``v_i v_i^T``
+    and ``x_i x_i^T`` (the latter computed once): a quarter of the work of ``Z^T Lam^{-1} Z``, the same
+    matrix.  :func:`_woodbury_solve` is the plain reference.
+    """
+
+    def __init__(self, X: np.ndarray):
+        self.X = X
+        t, n = X.shape
+        self.n = n
+        self.px, la, lb = _sym_pairs(n)
+        self.XX = X[:, la] * X[:, lb]                    # t x n(n+1)/2
+        self._r = None
+
+    def _index(self, r):
+        if self._r != r:
+            self.pv, self.va, self.vb = _sym_pairs(r)
+            n = self.n
+            j, l = np.divmod(np.arange(r * n), n)
+            npx = len(self.XX[0])
+            # flat positions in T (r(r+1)/2 x n(n+1)/2) of the entries of S (rn x rn)
+            self.gather = (self.pv[j[:, None], j[None, :]] * npx + self.px[l[:, None], l[None, :]]).ravel()
+            self._r = r
+        return self.gather
+
+    def solve(self, V: np.ndarray, lam: np.ndarray, a: float, b: np.ndarray) -> np.ndarray:
+        r = V.shape[1]
+        bl = b / lam
+        if r == 0:
+            return bl
+        flat = self._index(r)
+        VV = V[:, self.va] * V[:, self.vb]               # t x r(r+1)/2
+        T = (VV / lam[:, None]).T @ self.XX
+        S = T.ravel().take(flat).reshape(r * self.n, r * self.n)
+        S.flat[::r * self.n + 1] += 1.0 / a
+        rhs = (V.T @ (self.X * bl[:, None])).ravel()     # Z^T Lam^{-1} b
+        c, sol, info = _dposv(S, rhs)
+        if info != 0:
+            sol = np.linalg.solve(S, rhs)
+        Zs = np.einsum("ij,ij->i", V @ sol.reshape(r, self.n), self.X)
+        return bl - Zs / lam
+
+
+def _dposv(S, rhs):
+    from scipy.linalg.lapack import dposv
+    return dposv(S, rhs, lower=0, overwrite_a=1, overwrite_b=0)
+
+
+def _woodbury_solve(U, d, X, lam, a, b):
+    """The reference of :class:`_KronAStep`: form ``Z`` (t x r n) and solve by Woodbury."""
+    t, n = X.shape
+    Z = (U[:, :, None] * X[:, None, :]).reshape(t, -1) * np.repeat(np.sqrt(d), n)[None, :]
+    bl = b / lam
+    if Z.shape[1]:
+        ZL = Z / lam[:, None]
+        S = np.eye(Z.shape[1]) / a + Z.T @ ZL
+        bl = bl - ZL @ np.linalg.solve(S, Z.T @ bl)
+    return bl
+
+
 def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: float = 1e-2, rng=None,
            max_iter: int = 20000, tol: float | None = None, lower: float | None = None, check_every: int = 20,
            stall_ratio: float = 0.95, stall_checks: int = 20, eps_factor: float = 0.1, n_init: int = 10,
-           gap_tol: float | None = None) -> RelaxationResult:
+           gap_tol: float | None = None, reference: bool = False, stop_on_plateau: bool = True) -> RelaxationResult:
     """Solve the relaxation by Algorithm 2 (alternating closed-form steps) and round it.
 
     ``eps0`` and ``eps`` are the first and last value of Remark 9's regulariser, relative to the
@@ -82,11 +176,15 @@ def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: f
     ``DEFAULT_TOL``; ``gap_tol`` is its older name, still accepted); ``lower`` an optional valid lower
     bound of the relaxation value (see module doc).
     eps is multiplied by ``eps_factor`` whenever the certified gap has shrunk by less than the factor
-    ``stall_ratio`` over the last ``stall_checks`` gap evaluations (it has reached this eps's floor).
-    Returns a :class:`RelaxationResult`; ``info`` holds the objective after each M-step
+    ``stall_ratio`` over the last ``stall_checks`` gap evaluations (it has reached this eps's floor); at
+    the final eps the same test stops the solver (``stop_on_plateau``; ``info["stop"] == "plateau"``).
+    ``reference=True`` runs the plain NumPy A-step (:func:`_woodbury_solve`) and water-filling, the
+    reference the tests hold the fast path to.  Returns a :class:`RelaxationResult`; ``info`` holds the objective after each M-step
     (``objective``), the certified relative gap (``rel_gap_certified``) and the gap history.
     """
     prob = make_problem(X, y, k, sigma=sigma, gamma=gamma, q=q)
+    if isinstance(n_init, bool) or not isinstance(n_init, (int, np.integer)) or n_init < 1:
+        raise ValueError(f"n_init must be a positive integer; got {n_init!r}")
     eps = check_positive(eps, "eps")
     eps0 = check_positive(eps0, "eps0")
     if tol is not None and gap_tol is not None and float(tol) != float(gap_tol):
@@ -115,6 +213,7 @@ def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: f
     a = t / (q * prob.gamma)
     scale_reg = prob.gamma * q / (2 * t)
     Kd = np.einsum("ij,ij->i", X, X)              # diag(K)
+    astep = _KronAStep(X)
     t0 = time.perf_counter()
     # M' = U diag(d) U^T + mu0 I; Algorithm 2 starts at M' = diag(q/t)
     U, d, mu0 = np.zeros((t, 0)), np.zeros(0), q / t
@@ -129,12 +228,10 @@ def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: f
     for it in range(1, max_iter + 1):
         # A-step (Woodbury): r = ytil - c = sigma^2 (Lam + a Z Z^T)^{-1} ytil
         lam = s2 + a * mu0 * Kd
-        Z = (U[:, :, None] * X[:, None, :]).reshape(t, -1) * np.repeat(np.sqrt(d), n)[None, :]
-        rl = ytil / lam
-        if Z.shape[1]:
-            ZL = Z / lam[:, None]
-            S = np.eye(Z.shape[1]) / a + Z.T @ ZL
-            rl = rl - ZL @ np.linalg.solve(S, Z.T @ rl)
+        if reference:
+            rl = _woodbury_solve(U, d, X, lam, a, ytil)
+        else:
+            rl = astep.solve(U * np.sqrt(np.maximum(d, 0.0))[None, :], lam, a, ytil)
         r = s2 * rl
         c = ytil - r
         # exact upper bound h(M) at the current M (c = c(M) maximises f(., M))
@@ -157,9 +254,15 @@ def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: f
                 break
             # the gap has stopped shrinking at this eps (its floor): continue with a smaller eps
             back = gap_history[-1 - stall_checks] if len(gap_history) > stall_checks else None
-            if back is not None and back[0] >= eps_since and rel > stall_ratio * back[1] and eps_rel > eps:
-                eps_rel = max(eps, eps_rel * eps_factor)
-                eps_since = it
+            if back is not None and back[0] >= eps_since and rel > stall_ratio * back[1]:
+                if eps_rel > eps:
+                    eps_rel = max(eps, eps_rel * eps_factor)
+                    eps_since = it
+                elif stop_on_plateau:
+                    # the gap has stopped shrinking at the final eps too: a plateau that more iterations of
+                    # the same steps do not leave (the range of M' is frozen); give up uncertified
+                    stop = "plateau"
+                    break
         # A = a M' D(r) X, then the M-step
         Rx = r[:, None] * X
         A = a * ((U * d[None, :]) @ (U.T @ Rx) + mu0 * Rx)
@@ -168,7 +271,7 @@ def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: f
             eps_scale = max(s[0] ** 2, 1e-300)
         e = eps_rel * eps_scale
         v = np.sqrt(s ** 2 + e)
-        mu, mu_rest, _ = _water_fill(v, t - len(s), np.sqrt(e), q)
+        mu, mu_rest, _ = (_water_fill if reference else _water_fill_fast)(v, t - len(s), np.sqrt(e), q)
         U, d, mu0 = Ua, mu - mu_rest, mu_rest
         dd = s2 * c
         obj = (-(prob.y @ dd) / s2 + 0.5 * (dd @ dd) / s2

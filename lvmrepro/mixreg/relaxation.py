@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
-from lvmrepro.validation import as_float_matrix, as_float_vector, check_k
+from lvmrepro.validation import MAX_COORDINATE, as_float_matrix, as_float_vector, check_k
 
 
 # The relative stopping tolerance shared by EM, max-min and min-min: the certified relative duality gap
@@ -55,15 +55,16 @@ def check_positive(value, name: str) -> float:
         value = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a positive number; got {value!r}") from None
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number; got {value}")
+    # beyond 1e100 (or below 1e-100) squares and reciprocals of the scale overflow float64
+    if not np.isfinite(value) or value <= 0 or not 1e-100 <= value <= 1e100:
+        raise ValueError(f"{name} must be a positive finite number between 1e-100 and 1e100; got {value}")
     return value
 
 
 def make_problem(X, y, k, *, sigma=1.0, gamma=1.0, q=None) -> Problem:
     """Validate inputs and precompute ``K`` and ``ytil``.  ``q`` defaults to ``k`` (beta = 1/k)."""
-    X = as_float_matrix(X, "X")
-    y = as_float_vector(y, "y")
+    X = as_float_matrix(X, "X", max_abs=MAX_COORDINATE)
+    y = as_float_vector(y, "y", max_abs=MAX_COORDINATE)
     if y.shape[0] != X.shape[0]:
         raise ValueError(f"y has {y.shape[0]} entries but X has {X.shape[0]} rows; they must match")
     k = check_k(k, X.shape[0])
@@ -167,6 +168,8 @@ def embedding(M: np.ndarray, k: int) -> np.ndarray:
 
 def kmeans(Z: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int = 10, max_iter: int = 100):
     """Lloyd's k-means with k-means++ seeding, best of ``n_init``; returns (labels, inertia)."""
+    if isinstance(n_init, bool) or not isinstance(n_init, (int, np.integer)) or n_init < 1:
+        raise ValueError(f"n_init must be a positive integer; got {n_init!r}")
     from lvmrepro.kernels import assign_nearest
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     t = Z.shape[0]

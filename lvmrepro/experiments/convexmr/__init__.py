@@ -1,10 +1,13 @@
 """Convex mixture regression chapter (Quadrianto et al., NIPS 2009): the paper's numbers and the settings
 shared by its targets.
 
-* :mod:`.synthetic` -- ``convexmr.synthetic`` (30-point study), ``convexmr.fig1`` (memberships of one run);
-* :mod:`.hopkins` -- ``convexmr.table1`` (five Hopkins 155 sequences, with the sensitivity to the two-frame
-  construction), ``convexmr.fig2`` (segmentations), ``convexmr.all155`` (every sequence);
-* :mod:`.runtime` -- ``convexmr.runtime`` (EM vs max-min vs min-min on two_cranes, in a pinned subprocess).
+* :mod:`.synthetic` -- ``convexmr.synthetic`` (the 30-point study: the x-distribution sweep, the reading
+  closest to the paper's EM error, the verdict on fresh data sets), ``convexmr.fig1`` (memberships of one);
+* :mod:`.hopkins` -- ``convexmr.tuning`` (settings chosen on a tuning set disjoint from Table 1),
+  ``convexmr.table1`` (five Hopkins 155 sequences under three protocols, the EM variants, the sensitivity
+  to the two-frame construction), ``convexmr.fig2`` (segmentations), ``convexmr.all155`` (the benchmark);
+* :mod:`.runtime` -- ``convexmr.runtime`` (EM vs max-min vs min-min at the same tolerance, in a pinned
+  subprocess).
 """
 from __future__ import annotations
 
@@ -22,16 +25,12 @@ PAPER_TABLE1 = {  # Table 1, p. 8: points m and error rates EM / max-min / min-m
 }
 # Min-min stops when the relative duality gap of its best iterate, h(M) - max(g(c), g(c*_maxmin)) over
 # max(1, |h(M)|), drops below this (both g's are valid lower bounds of the relaxation value), or at its
-# iteration cap (then it is reported as not converged).
+# iteration cap (then it is reported as not certified).  It is first order: the tolerance of max-min and EM
+# in the tables, 1e-6, is out of its reach in practice (on two_cranes it ended 50,000 iterations at a gap of
+# 5e-6), so the tables stop min-min at 1e-4 and the running-time comparison uses 1e-4 for all three.
 MINMIN_GAP_TOL = 1e-4
 PAPER_RUNTIME = {"source": "section 6.1, text (Pentium 4, 3.6 GHz), two_cranes",
                  "em_s": 16.880, "maxmin_s": 23.536, "minmin_s": 60.003}
-
-# A priori settings used as the "fixed default" (chosen before looking at error rates; see notebook):
-# EM: sigma = 0.01 (about a pixel of epipolar residual in calibrated coordinates), gamma = 1;
-# convex: sigma = 1, gamma = 1 (only gamma * sigma^2 matters for the relaxation), q = 1 (beta = 1: no
-# balance constraint, which the paper presents as optional).
-FIXED = {"em_sigma": 0.01, "em_gamma": 1.0, "cvx_sigma": 1.0, "cvx_gamma": 1.0, "cvx_q": 1}
 
 
 def _seed_int(ss: np.random.SeedSequence) -> int:

@@ -1,63 +1,102 @@
-"""Convex mixture regression: running time on two_cranes, EM (restarts) vs max-min vs min-min, measured in
-one single-threaded subprocess (:mod:`._timing`) -- notebook ``notebooks/convexmr/03_hopkins``."""
+"""Convex mixture regression: running time, EM (100 restarts) vs max-min vs min-min, like for like -- one
+single-threaded subprocess (:mod:`._timing`), the same relative stopping tolerance for the three, the
+settings of protocol (b) (``convexmr.tuning``), on the five Table 1 sequences -- notebook
+``notebooks/convexmr/03_hopkins``."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
 
 import numpy as np
 
-from lvmrepro.experiments import claim, target
-from lvmrepro.experiments.convexmr import FIXED, MINMIN_GAP_TOL, PAPER_RUNTIME, _seed_int
-from lvmrepro.experiments.convexmr.hopkins import _T1_SCALES
+from lvmrepro import stats
+from lvmrepro.experiments import target
+from lvmrepro.experiments.convexmr import PAPER_RUNTIME, PAPER_TABLE1, _seed_int
+from lvmrepro.params import Float, Int, List
+
+PAPER_RATIO = {m: PAPER_RUNTIME[f"{m}_s"] / PAPER_RUNTIME["em_s"] for m in ("em", "maxmin", "minmin")}
+
+_RT_SCALES = {
+    "smoke": {"sequences": ["two_cranes"], "repeats": 1, "restarts": 5, "tol": 1e-4, "minmin_iter": 3000},
+    "default": {"sequences": list(PAPER_TABLE1), "repeats": 1, "restarts": 100, "tol": 1e-4, "minmin_iter": 5000},
+    "paper": {"sequences": list(PAPER_TABLE1), "repeats": 3, "restarts": 100, "tol": 1e-4, "minmin_iter": 20000},
+}
 
 
-@target("convexmr.runtime", title="Running time on two_cranes: EM (restarts) vs max-min vs min-min",
-        scales={s: {"sequence": "two_cranes", "restarts": {"smoke": 5}.get(s, 100),
-                    "repeats": {"smoke": 1, "default": 3, "paper": 5}[s],
-                    "minmin_iter": _T1_SCALES[s]["minmin_iter"], "minmin_gap_tol": MINMIN_GAP_TOL}
-                for s in ("smoke", "default", "paper")},
-        paper=PAPER_RUNTIME, notebook="notebooks/convexmr/03_hopkins")
+@target("convexmr.runtime", requires=("convexmr.tuning",), item="Running time",
+        title="Running time: EM (restarts) vs max-min vs min-min at the same tolerance",
+        scales=_RT_SCALES, paper=PAPER_RUNTIME, notebook="notebooks/convexmr/03_hopkins",
+        params={"sequences": List(choices=tuple(PAPER_TABLE1), help="sequences timed (Table 1's)"),
+                "repeats": Int(1, help="timings per sequence and method (the median is used)"),
+                "restarts": Int(1, help="EM starts (the paper: 100), k-means initialisations of the rounding"),
+                "tol": Float(0, 1e-2, lo_open=True, help="the shared relative tolerance: EM's gain per iteration, "
+                                                         "the convex methods' certified duality gap"),
+                "minmin_iter": Int(1, help="min-min's iteration cap")})
 def runtime(ctx):
-    """Wall-clock seconds measured in one single-threaded subprocess (BLAS threads pinned to 1), so
-    the three methods see the same machine; the ratio to EM is what we compare with the paper."""
-    from lvmrepro.datasets.registry import fetch
+    """Median wall-clock seconds per sequence and method; the ratios to EM are what we compare with the paper
+    (absolute times on a 2009 Pentium 4 are not comparable)."""
+    from lvmrepro.datasets.hopkins import load_hopkins
     p = dict(ctx.params)
-    name = p["sequence"]
-    fetch(f"hopkins155/{name}/{name}_truth.mat")                 # record the data file
-    p.update(FIXED)
-    p["seed"] = _seed_int(ctx.seeds(1, key=4)[0])
+    tuned = ctx.require("convexmr.tuning")["artifacts"]["chosen"]
+    for s in p["sequences"]:
+        load_hopkins(s)                                              # records the data files
+    seeds = ctx.seeds(len(p["sequences"]), key=4)
+    job = {**p, "seeds": [_seed_int(s) for s in seeds], "em_setting": tuned["em"]["setting"],
+           "cvx_setting": tuned["maxmin"]["setting"]}
     env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    proc = subprocess.run([sys.executable, "-m", "lvmrepro.experiments.convexmr._timing", json.dumps(p)], env=env,
+    proc = subprocess.run([sys.executable, "-m", "lvmrepro.experiments.convexmr._timing", json.dumps(job)], env=env,
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"timing subprocess failed:\n{proc.stderr[-2000:]}")
     res = json.loads(proc.stdout.strip().splitlines()[-1])
-    med = {m: float(np.median(v)) for m, v in res["times"].items()}
-    paper_ratio = {m: PAPER_RUNTIME[f"{m}_s"] / PAPER_RUNTIME["em_s"] for m in ("em", "maxmin", "minmin")}
-    rows = [{"method": m, "seconds_median": med[m], "seconds_all": res["times"][m], "ratio_to_em": med[m] / med["em"],
-             "paper_seconds": PAPER_RUNTIME[f"{m}_s"], "paper_ratio_to_em": paper_ratio[m],
-             "error": res["errors"][m]} for m in ("em", "maxmin", "minmin")]
-    r_mm = med["maxmin"] / med["em"]
-    r_min = med["minmin"] / med["maxmin"]
-    return {"rows": rows, "seeds": {"timing": p["seed"]},
-            "artifacts": {"minmin_iterations": res["errors"].get("minmin_iterations"),
-                          "minmin_converged": res["errors"].get("minmin_converged"),
-                          "minmin_rel_gap": res["errors"].get("minmin_rel_gap")},
-            "claims": [
-                claim("maxmin-comparable-to-em",
-                      "Max-min runs comparably to EM with 100 restarts (paper: 23.5 s vs 16.9 s, ratio 1.39).",
-                      0.2 <= r_mm <= 5.0,
-                      f"median of {p['repeats']}: EM ({p['restarts']} restarts) {med['em']:.2f} s, max-min "
-                      f"{med['maxmin']:.2f} s, ratio {r_mm:.2f} (we call 0.2-5x 'comparable')"),
-                claim("minmin-3-4x-slower",
-                      "Min-min is 3 to 4 times slower (paper: 60.0 s vs 16.9 s EM and 23.5 s max-min).",
-                      2.5 <= med["minmin"] / med["em"] <= 5.0,
-                      f"min-min {med['minmin']:.2f} s = {med['minmin'] / med['em']:.1f}x EM and {r_min:.1f}x "
-                      f"max-min ({res['errors'].get('minmin_iterations')} iterations, relative gap "
-                      f"{res['errors'].get('minmin_rel_gap'):.1e}, "
-                      f"{'converged' if res['errors'].get('minmin_converged') else 'NOT converged: stopped at the cap'}; "
-                      f"stopped on its own certified gap, as in Table 1 but without max-min's bound); we accept 2.5-5x EM"),
-            ]}
+    rows = []
+    for s in p["sequences"]:
+        med = {m: float(np.median(res[s][m]["seconds"])) for m in ("em", "maxmin", "minmin")}
+        for m in ("em", "maxmin", "minmin"):
+            r = res[s][m]
+            rows.append({"sequence": s, "method": m, "seconds_median": med[m], "seconds_all": r["seconds"],
+                         "solve_seconds_median": float(np.median(r["solve_seconds"])),
+                         "iterations": int(np.median(r["iterations"])), "converged": all(r["converged"]),
+                         "error": r["error"][0], "ratio_to_em": med[m] / med["em"],
+                         "paper_ratio_to_em": PAPER_RATIO[m] if s == "two_cranes" else None})
+    t = {m: np.array([next(r["seconds_median"] for r in rows if r["sequence"] == s and r["method"] == m)
+                      for s in p["sequences"]]) for m in ("em", "maxmin", "minmin")}
+    geo = {m: float(np.exp(np.mean(np.log(t[m] / t["em"])))) for m in ("maxmin", "minmin")}
+    solve = {m: np.array([next(r["solve_seconds_median"] for r in rows if r["sequence"] == s and r["method"] == m)
+                          for s in p["sequences"]]) for m in ("maxmin", "minmin")}
+    geo_solve = {m: float(np.exp(np.mean(np.log(solve[m] / t["em"])))) for m in ("maxmin", "minmin")}
+    conv = {m: sum(r["converged"] for r in rows if r["method"] == m) for m in ("em", "maxmin", "minmin")}
+    n = len(p["sequences"])
+    note = (f"Geometric-mean ratio to EM over the {n} sequences: max-min {geo['maxmin']:.2f}, min-min {geo['minmin']:.2f} "
+            f"(paper, two_cranes only: {PAPER_RATIO['maxmin']:.2f} and {PAPER_RATIO['minmin']:.2f}); without the k-means "
+            f"rounding ({p['restarts']} initialisations) {geo_solve['maxmin']:.2f} and {geo_solve['minmin']:.2f}; met the shared "
+            f"tolerance {p['tol']:g} on EM {conv['em']}/{n}, max-min {conv['maxmin']}/{n}, min-min {conv['minmin']}/{n} "
+            f"sequences (min-min capped at {p['minmin_iter']} iterations or stopped on a plateau of its gap; where it "
+            f"did not certify, its time is a lower bound of its time to the tolerance).")
+    claims = [
+        # "runs comparably": no slower relative to EM than in the paper's own example (max-min / EM = 1.39), so
+        # the paper's ratio is the margin and no further threshold is added
+        stats.paired_claim(
+            "maxmin-comparable-to-em",
+            f"Max-min runs comparably to EM with {p['restarts']} restarts (our test: max-min's time is at most "
+            f"{PAPER_RATIO['maxmin']:.2f} times EM's, the paper's own ratio on two_cranes: 23.5 s vs 16.9 s).",
+            np.log(t["maxmin"]) - math.log(PAPER_RATIO["maxmin"]), np.log(t["em"]), better="lower",
+            unit="sequence", threshold=0.0, test="sign", names=("max-min / 1.39", "EM"),
+            what="log seconds", note=note),
+        # "in the order of 3 to 4 times slower": at least 3 times EM's time (the statement's lower end) on the
+        # log scale; the paper's own ratio 3.55 is the effect an interval must not exclude
+        stats.paired_claim(
+            "minmin-3-4x-slower",
+            "Min-min runs in the order of 3 to 4 times slower than EM (our test: slower by a geometric-mean factor "
+            "above 3, the statement's lower end; paper, two_cranes: 60.0 s vs 16.9 s, ratio 3.55).",
+            np.log(t["minmin"]), np.log(t["em"]), better="higher", unit="sequence", threshold=math.log(3.0),
+            paper_effect=math.log(PAPER_RATIO["minmin"]), test="sign", names=("min-min", "EM"),
+            what="log seconds", note=note),
+    ]
+    return {"rows": rows, "seeds": {"timing": job["seeds"]}, "claims": claims,
+            "artifacts": {"settings": {"em": tuned["em"]["setting"], "convex": tuned["maxmin"]["setting"]},
+                          "geometric_mean_ratio": geo,
+                          "geometric_mean_ratio_without_rounding": geo_solve, "converged": conv}}

@@ -23,10 +23,12 @@ import time
 import numpy as np
 
 from lvmrepro.datasets.clustering import load_clustering as load, verify_files
-from lvmrepro.experiments import claim, target
+from lvmrepro.experiments import target
 from lvmrepro.gmm.init import INITS, initialise
 from lvmrepro.gmm.kmeans import KMeansFamily, gmm_kmeans, kmeans
 from lvmrepro.datasets.clustering import CLUSTERING_SETS as DATASETS
+from lvmrepro.gmm.kmeans import EMPTY_RULES
+from lvmrepro.params import Choice, Float, Int, List
 
 K = {"Norm-25": 25, "D31": 31, "Cloud": 50, "GMM-200": 200}
 NB = "notebooks/gmm/02_clustering"
@@ -76,13 +78,13 @@ def _trial(args) -> dict:
         t0 = time.perf_counter()
         tr = kmeans(family, mu0, eps=eps, max_iter=p.get("max_iter", 10_000))
         out.update(km=tr.final_objective / n, km_iter=tr.iterations, km_conv=tr.converged,
-                   km_time=time.perf_counter() - t0)
+                   km_time=time.perf_counter() - t0, km_alive=_alive(family, tr.w))
     for eta in p["etas"]:
         t0 = time.perf_counter()
         tr = gmm_kmeans(family, mu0, eta=eta, eps=eps, rng=rng, max_iter=p.get("max_iter", 10_000))
         th = tr.theorem1(F_star=0.0)
         out.setdefault("gmm", {})[str(eta)] = {
-            "obj": tr.final_objective / n, "iter": tr.iterations, "conv": tr.converged,
+            "obj": tr.final_objective / n, "iter": tr.iterations, "conv": tr.converged, "alive": _alive(family, tr.w),
             "time": time.perf_counter() - t0, "thm_holds": th["holds_15"] and th["holds_bound"],
             "eta_sum_d": th["eta_sum_d"] / n, "F0_minus_Fstar": th["F0_minus_Fstar"] / n,
             "last_d_rel": th["last_d"] / max(tr.F[0], 1e-300),
@@ -90,6 +92,12 @@ def _trial(args) -> dict:
             "all_touching": bool(np.all(np.abs(np.array(tr.bound_at_prev) - np.array(tr.F[:-1]))
                                         <= 1e-9 * max(1.0, tr.F[0])))}
     return out
+
+
+def _alive(family, centres) -> int:
+    """Clusters that own at least one point under the nearest-centre assignment of ``centres``."""
+    lab, _ = family.nearest(centres)
+    return int(np.count_nonzero(np.bincount(lab, minlength=family.k)))
 
 
 def _stats(values) -> dict:
@@ -114,10 +122,20 @@ def _clustering_params(p: dict) -> dict:
 
 # --------------------------------------------------------------------------- Table 1
 COMMON = {"eta": 0.02, "walk_sweeps": 20, "eps_rel": 1e-6, "empty": "origin", "data_seed": 0}
+# Parameter types shared by the clustering targets (a user may set any of these with -p).
+COMMON_PARAMS = {
+    "eta": Float(0, 1, lo_open=True, help="progress coefficient of G-MM"),
+    "walk_sweeps": Int(1, help="random-walk length per bound, in sweeps of n proposals"),
+    "eps_rel": Float(0, 1, lo_open=True, hi_open=True, help="stopping threshold eps as a fraction of F(w_0)"),
+    "empty": Choice(*EMPTY_RULES, help="what happens to the centre of a dead cluster"),
+    "data_seed": Int(0, help="seed of the generated data sets (Norm-25, GMM-200)"),
+    "trials": Int(1, help="trials per data set and initialisation"),
+    "datasets": List(choices=tuple(sorted(DATASETS)), help="clustering data sets"),
+}
 
 
 @target("gmm.table1", title="Table 1: k-means vs G-MM (random bounds), 4 data sets x 3 initialisations",
-        paper=PAPER_TABLE1, notebook=NB,
+        paper=PAPER_TABLE1, notebook=NB, item="Table 1", params=COMMON_PARAMS,
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31", "Cloud"]},
                 "default": {**COMMON, "trials": 6, "datasets": list(DATASETS)},
                 "paper": {**COMMON, "trials": 50, "datasets": list(DATASETS)}})
@@ -142,60 +160,141 @@ def table1(ctx):
                             f"{init}_iter_mean": float(np.mean(its)), f"{init}_iter_std": float(np.std(its)),
                             f"{init}_paper_mean": pm, f"{init}_paper_std": ps, f"{init}_paper_best": pb})
             rows.append(row)
-    return {"rows": rows, "claims": table1_claims(rows, trials, p), "seeds": {"trials": seeds},
-            "artifacts": {"trials": [{k: v for k, v in t.items()} for t in trials]}}
+    return {"rows": rows, "claims": table1_claims(rows, trials, p), "checks": table1_checks(trials, p),
+            "seeds": {"trials": seeds},
+            "artifacts": {"trials": [{k: v for k, v in t.items()} for t in trials],
+                          "normalisation": normalisation(rows, p["datasets"])}}
+
+
+def table1_checks(trials, p) -> list:
+    """Properties of our runs: Theorem 1's inequality on every G-MM run, and every run stopped by eps."""
+    from lvmrepro.stats import check
+    eta = str(p["eta"])
+    thm = [t["gmm"][eta]["thm_holds"] for t in trials]
+    conv = [t["gmm"][eta]["conv"] for t in trials] + [t["km_conv"] for t in trials]
+    return [check("theorem1-on-table1-runs", "eta * sum_t d_t <= v_0 - v_T <= F(w_0) on every G-MM run of Table 1.",
+                  all(thm), f"{sum(thm)} of {len(thm)} runs", n=len(thm)),
+            check("table1-runs-stopped-by-eps", "Every k-means and G-MM run stopped by d_t < eps (not by the "
+                  "iteration cap).", all(conv), f"{sum(conv)} of {len(conv)} runs", n=len(conv))]
 
 
 def _cell(rows, dataset, method, init, what):
     return next(r for r in rows if r["dataset"] == dataset and r["method"] == method)[f"{init}_{what}"]
 
 
+def _trial_values(trials, dataset, init, method, eta):
+    got = [t for t in trials if t["dataset"] == dataset and t["init"] == init]
+    return np.array([t["km"] if method == "k-means" else t["gmm"][eta]["obj"] for t in got])
+
+
+# Practical thresholds of Table 1 (relative to the k-means value of the cell).  The paper's smallest
+# G-MM-vs-k-means difference of means is 6 % (Cloud and D31 k-means++, GMM-200 k-means++ 7 %) and it prints
+# two or three significant digits, so a difference below 1 % of the objective is "the same" in its table;
+# 1 % also lies far above the stopping noise (eps = 1e-6 F(w_0)).
+REL_THRESHOLD = 0.01
+
+
 def table1_claims(rows, trials, p):
+    """The claims of section 5.1 on the Table 1 trials (see the module docstring of :mod:`.verdicts`)."""
+    from lvmrepro.experiments.gmm.verdicts import all_cells, best_claim
+    from lvmrepro.stats import MIN_PAIRS, paired_claim
     names = p["datasets"]
+    eta = str(p["eta"])
     cells = [(d, i) for d in names for i in INITS]
-    rel = 1e-9
-    mean_ok = [(d, i) for d, i in cells
-               if _cell(rows, d, "G-MM", i, "mean") <= _cell(rows, d, "k-means", i, "mean") * (1 + rel)]
-    best_ok = [(d, i) for d, i in cells
-               if _cell(rows, d, "G-MM", i, "best") <= _cell(rows, d, "k-means", i, "best") * (1 + rel)]
-    std_ok = [(d, i) for d, i in cells
-              if _cell(rows, d, "G-MM", i, "std") <= _cell(rows, d, "k-means", i, "std")]
-    fails = lambda ok: ", ".join(f"{d}/{i}" for d, i in cells if (d, i) not in ok) or "none"
+    unit = "trial (the same initial centres for k-means and G-MM)"
+    val = {(d, i, m): _trial_values(trials, d, i, m, eta) for d, i in cells for m in ("k-means", "G-MM")}
+    mean_cells, best_cells = {}, {}
+    for d, i in cells:
+        g, k = val[(d, i, "G-MM")], val[(d, i, "k-means")]
+        thr = REL_THRESHOLD * abs(float(k.mean()))
+        pm, pb = PAPER_TABLE1["values"][d]["k-means"][i][0], PAPER_TABLE1["values"][d]["G-MM"][i][0]
+        # the paper's own effect is shown, not used for the verdict: its statement is about the direction,
+        # and its k-means levels differ from ours in some cells (Norm-25's scale, random partition)
+        mean_cells[f"{d}/{i}"] = paired_claim(
+            f"gmm-mean-better/{d}/{i}", f"{d}, {i}: G-MM's mean objective is lower than k-means'.", g, k,
+            better="lower", unit=unit, threshold=thr, test="wilcoxon", names=("G-MM", "k-means"),
+            what="objective per point", note=f"Paper: k-means {pm:g}, G-MM {pb:g} (relative difference "
+                                              f"{(pm - pb) / pm:.2g}); threshold 1% of our k-means mean")
+        best_cells[f"{d}/{i}"] = best_claim(
+            f"gmm-best-better/{d}/{i}", f"{d}, {i}: G-MM's best objective is lower than or the same as k-means'.",
+            g, k, unit=unit, rel_threshold=REL_THRESHOLD, names=("G-MM", "k-means"))
     claims = [
-        claim("gmm-mean-better", "G-MM's average objective is better than (or equal to) k-means' for every data set and initialisation.",
-              len(mean_ok) == len(cells), f"{len(mean_ok)}/{len(cells)} cells; exceptions: {fails(mean_ok)} ({p['trials']} trials)"),
-        claim("gmm-best-better", "G-MM's best objective is better than (or equal to) k-means' for every data set and initialisation.",
-              len(best_ok) == len(cells), f"{len(best_ok)}/{len(cells)} cells; exceptions: {fails(best_ok)}"),
-        claim("gmm-std-smaller", "The variance of G-MM's solutions is typically smaller than k-means' (majority of cells).",
-              len(std_ok) > len(cells) / 2, f"G-MM std <= k-means std in {len(std_ok)}/{len(cells)} cells; not in: {fails(std_ok)}"),
+        all_cells("gmm-mean-better", "G-MM's average objective is better than k-means' for every data set and "
+                  "initialisation (paper: \"better than (or the same as)\"; decided per cell, one-sided Wilcoxon "
+                  "over the trials, effect > 1% of the k-means mean).", mean_cells, unit=unit),
+        all_cells("gmm-best-better", "G-MM's best objective is better than or the same as k-means' (within 1%) for "
+                  "every data set and initialisation (paired bootstrap of the best of the trials per cell).",
+                  best_cells, unit=unit),
     ]
+    # "The variance of the solutions found by G-MM is typically smaller than k-means'": one std per method
+    # and cell, so the unit is the cell and the statement is about all of them at once (pooled, sign test).
+    # Stds are divided by the cell's k-means mean so that cells of different scales are comparable; a
+    # difference below 1% of the objective is invisible in the paper's table.  With one trial every std
+    # is 0: all pairs tie and nothing can hold.
+    sg = np.array([val[(d, i, "G-MM")].std() / abs(val[(d, i, "k-means")].mean()) for d, i in cells])
+    sk = np.array([val[(d, i, "k-means")].std() / abs(val[(d, i, "k-means")].mean()) for d, i in cells])
+    paper_rel = [(PAPER_TABLE1["values"][d]["k-means"][i][1] - PAPER_TABLE1["values"][d]["G-MM"][i][1])
+                 / PAPER_TABLE1["values"][d]["k-means"][i][0] for d, i in cells]
+    std_claim = paired_claim(
+        "gmm-std-smaller", "The spread (std over trials) of G-MM's solutions is typically smaller than k-means' "
+        "(pooled over data sets and initialisations).", sg, sk, better="lower", unit="data set x initialisation cell",
+        threshold=REL_THRESHOLD, names=("G-MM", "k-means"), what="std / k-means mean",
+        note=f"Trials per cell: {p['trials']}. In the paper's own table G-MM's std is smaller in "
+             f"{sum(x > 0 for x in paper_rel)} of {len(paper_rel)} cells")
+    if p["trials"] < MIN_PAIRS and std_claim["holds"] is not None:
+        # a std of fewer than five trials says too little about a cell's spread to count as a sample
+        std_claim = {**std_claim, "holds": None, "reason": f"fewer than {MIN_PAIRS} trials per cell ({p['trials']})"}
+    claims.append(std_claim)
+    # "random partition seems to be a bad initialization for k-means on all datasets": k-means from random
+    # partition against k-means from k-means++ (independent initialisations, paired by trial index; the
+    # sign test on independent pairs tests P(rp > k-means++) > 1/2).
+    rp_cells = {}
+    for d in names:
+        k_rp, k_pp = val[(d, "random_partition", "k-means")], val[(d, "kmeans++", "k-means")]
+        rp_cells[d] = paired_claim(
+            f"kmeans-random-partition-bad/{d}", f"{d}: k-means from random partition ends worse than from k-means++.",
+            k_pp, k_rp, better="lower", unit="trial index (independent initialisations)",
+            threshold=REL_THRESHOLD * abs(float(k_pp.mean())), names=("k-means++", "random partition"),
+            what="objective per point")
+    claims.append(all_cells("kmeans-random-partition-bad", "Random partition is a bad initialisation for k-means on "
+                            "every data set (worse than k-means++; the other half of the statement, that G-MM "
+                            "recovers, is the random-partition cells of gmm-mean-better).", rp_cells,
+                            unit="trial index (independent initialisations)"))
     rp = [d for d in ("D31", "GMM-200") if d in names]
     if rp:
-        better = [d for d in rp if _cell(rows, d, "G-MM", "random_partition", "mean")
-                  <= min(_cell(rows, d, "G-MM", i, "mean") for i in ("forgy", "kmeans++"))]
-        ev = "; ".join(f"{d}: G-MM mean random partition {_cell(rows, d, 'G-MM', 'random_partition', 'mean'):.4g} vs "
-                       f"forgy {_cell(rows, d, 'G-MM', 'forgy', 'mean'):.4g}, k-means++ {_cell(rows, d, 'G-MM', 'kmeans++', 'mean'):.4g}"
-                       for d in rp)
-        claims.append(claim("gmm-recovers-random-partition",
-                            "On D31 and GMM-200, G-MM initialised by random partition does better than G-MM with the other initialisations.",
-                            len(better) == len(rp), ev))
-        worse_km = [d for d in rp if _cell(rows, d, "k-means", "random_partition", "mean")
-                    > 1.5 * _cell(rows, d, "G-MM", "random_partition", "mean")]
-        claims.append(claim("kmeans-random-partition-bad",
-                            "Random partition is a bad initialisation for k-means, and G-MM recovers from it (G-MM mean < k-means mean / 1.5).",
-                            len(worse_km) == len(rp),
-                            "; ".join(f"{d}: k-means {_cell(rows, d, 'k-means', 'random_partition', 'mean'):.4g}, "
-                                      f"G-MM {_cell(rows, d, 'G-MM', 'random_partition', 'mean'):.4g}" for d in rp)))
-    # Normalisation: per-point objective; compare our best k-means++ with the paper's best, all datasets.
-    ratios = {d: _cell(rows, d, "k-means", "kmeans++", "best") / _cell(rows, d, "k-means", "kmeans++", "paper_best")
-              for d in names}
-    fit = {d: 0.67 <= r <= 1.5 for d, r in ratios.items()}
-    claims.append(claim("normalisation",
-                        "Table 1 reports the k-means objective (4) divided by n (mean squared distance per point) on every data set.",
-                        all(fit.values()),
-                        "our best k-means++ / paper's best: " + ", ".join(f"{d} {r:.3g}" for d, r in ratios.items())
-                        + ("" if all(fit.values()) else f"; does not fit: {[d for d, f in fit.items() if not f]}")))
+        rec = {}
+        for d in rp:
+            g_rp = val[(d, "random_partition", "G-MM")]
+            for other in ("forgy", "kmeans++"):
+                g_o = val[(d, other, "G-MM")]
+                rec[f"{d}/{other}"] = paired_claim(
+                    f"gmm-recovers-random-partition/{d}/{other}", f"{d}: G-MM from random partition beats G-MM from {other}.",
+                    g_rp, g_o, better="lower", unit="trial index (independent initialisations)",
+                    threshold=REL_THRESHOLD * abs(float(g_o.mean())), names=("random partition", other),
+                    what="objective per point")
+        claims.append(all_cells("gmm-recovers-random-partition", "On D31 and GMM-200, G-MM initialised by random "
+                                "partition does better than G-MM initialised by forgy or k-means++.", rec,
+                                unit="trial index (independent initialisations)"))
+    # "the variance of the best solutions (across different initialization methods) in G-MM is smaller than
+    # that of k-means": one number per data set (the spread of the three bests, relative to their mean), so
+    # the unit is the data set -- with four data sets it cannot be decided (fewer than 5 pairs).
+    def spread(method, d):
+        bests = np.array([val[(d, i, method)].min() for i in INITS])
+        return float(bests.std() / abs(bests.mean()))
+    claims.append(paired_claim(
+        "gmm-best-less-init-sensitive", "The spread of the best solutions across the three initialisations is "
+        "smaller for G-MM than for k-means (G-MM is less sticky to initialisation).",
+        [spread("G-MM", d) for d in names], [spread("k-means", d) for d in names], better="lower",
+        unit="data set", threshold=REL_THRESHOLD, names=("G-MM", "k-means"),
+        what="std of the three bests / their mean"))
     return claims
+
+
+def normalisation(rows, names) -> dict:
+    """Our best k-means++ objective per point over the paper's, per data set (a reading of the paper's
+    scale, reported beside Table 1; not a claim of the paper)."""
+    return {d: _cell(rows, d, "k-means", "kmeans++", "best") / _cell(rows, d, "k-means", "kmeans++", "paper_best")
+            for d in names}
 
 
 # --------------------------------------------------------------------------- dead clusters
@@ -204,7 +303,7 @@ RP_PAPER = {"D31": (1.21, 0.05), "GMM-200": (1.85, 0.02), "Cloud": (1470, 8), "N
 
 
 @target("gmm.dead_clusters", title="Random partition: dead-cluster rule and walk length vs the paper's G-MM",
-        notebook=NB,
+        notebook=NB, item="Table 1", params=COMMON_PARAMS,
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31"], "mixed_sweeps": MIXED_SWEEPS},
                 "default": {**COMMON, "trials": 3, "datasets": ["D31", "GMM-200"], "mixed_sweeps": MIXED_SWEEPS},
                 "paper": {**COMMON, "trials": 50, "datasets": ["D31", "GMM-200"], "mixed_sweeps": MIXED_SWEEPS}})
@@ -237,28 +336,47 @@ def dead_clusters(ctx):
             km = _stats([t["km"] for t in got])
             row.update(kmeans_mean=km["mean"], kmeans_std=km["std"], kmeans_best=km["best"])
         rows.append(row)
+    from lvmrepro.experiments.gmm.verdicts import all_cells, band_claim
+    from lvmrepro.stats import paired_claim
     get = lambda d, rule, mixed: next(r for r in rows if r["dataset"] == d and r["empty"] == rule
                                       and (r["walk_sweeps"] == p["mixed_sweeps"][d]) == mixed)
-    near = {d: abs(get(d, "keep", True)["gmm_mean"] - RP_PAPER[d][0]) <= 0.1 * RP_PAPER[d][0] for d in p["datasets"]}
+    vals = lambda key, what: np.array([t["gmm"][eta]["obj"] if what == "gmm" else t["km"]
+                                       for t, lab in zip(trials, labels) if lab == key])
+    unit = "trial (the same initial centres for k-means and G-MM)"
+    beat = {}
+    for key in dict.fromkeys(labels):
+        d, rule, sw = key
+        if sw == p["mixed_sweeps"][d] and sw != p["walk_sweeps"]:
+            continue          # the mixed-walk configuration runs G-MM only
+        g, k = vals(key, "gmm"), vals(key, "km")
+        beat[f"{d}/{rule}"] = paired_claim(
+            f"gmm-beats-kmeans-either-rule/{d}/{rule}", f"{d}, dead centres '{rule}': G-MM beats k-means from random partition.",
+            g, k, better="lower", unit=unit, threshold=REL_THRESHOLD * abs(float(k.mean())), test="wilcoxon",
+            names=("G-MM", "k-means"), what="objective per point")
+    # Our reading of the paper's random-partition G-MM numbers: reproduced if the bootstrap interval of our
+    # mean lies within 10 % of the paper's mean (the paper's own spread is 2-4 % of the mean on D31 and
+    # GMM-200; 10 % leaves room for the data that differ: GMM-200 is regenerated).
+    near = {}
+    for d in p["datasets"]:
+        key = (d, "keep", p["mixed_sweeps"][d])
+        near[d] = band_claim(f"paper-rp-reproduced-keep-mixed/{d}",
+                             f"{d}: our G-MM random-partition mean (dead centres kept, mixed walk) is within 10% of the paper's.",
+                             np.mean, vals(key, "gmm"), 0.9 * RP_PAPER[d][0], 1.1 * RP_PAPER[d][0], unit="trial",
+                             what=f"mean objective per point (paper {RP_PAPER[d][0]})")
     claims = [
-        claim("gmm-beats-kmeans-either-rule", "From random partition, G-MM beats k-means under either empty-cluster rule.",
-              all(r["gmm_mean"] < r["kmeans_mean"] for r in rows if "kmeans_mean" in r),
-              "; ".join(f"{r['dataset']}/{r['empty']}: k-means {r['kmeans_mean']:.4g}, G-MM {r['gmm_mean']:.4g}"
-                        for r in rows if "kmeans_mean" in r)),
-        claim("paper-rp-reproduced-keep-mixed",
-              "The paper's G-MM random-partition means are reproduced (within 10%) when dead centres stay in place and the walk mixes.",
-              all(near.values()),
-              "; ".join(f"{d}: origin/{p['walk_sweeps']} sweeps {get(d, 'origin', False)['gmm_mean']:.4g}, "
-                        f"keep/{p['walk_sweeps']} {get(d, 'keep', False)['gmm_mean']:.4g}, "
-                        f"keep/{p['mixed_sweeps'][d]} {get(d, 'keep', True)['gmm_mean']:.4g}; paper {RP_PAPER[d][0]}"
-                        for d in p["datasets"])),
+        all_cells("gmm-beats-kmeans-either-rule", "From random partition, G-MM beats k-means under either "
+                  "empty-cluster rule (dead centres to the origin, or kept in place).", beat, unit=unit),
+        all_cells("paper-rp-reproduced-keep-mixed", "The paper's G-MM random-partition means are reproduced (within "
+                  "10%) when dead centres stay in place and the walk mixes (our reading of the protocol).", near,
+                  unit="trial"),
     ]
     return {"rows": rows, "claims": claims}
 
 
 # --------------------------------------------------------------------------- Table 4
 @target("gmm.table4_clustering", requires=("gmm.table1",), title="Table 4 (clustering rows): iterations to converge, MM vs G-MM",
-        paper=PAPER_TABLE4, notebook=NB,
+        paper=PAPER_TABLE4, notebook=NB, item="Table 4",
+        params={"datasets": List(choices=("GMM-200", "Cloud"), help="data sets of Table 4's clustering rows")},
         scales={"smoke": {"datasets": ["Cloud"]}, "default": {"datasets": ["GMM-200", "Cloud"]},
                 "paper": {"datasets": ["GMM-200", "Cloud"]}})
 def table4_clustering(ctx):
@@ -283,14 +401,31 @@ def table4_clustering(ctx):
                          "ratio": float(np.mean(gm) / np.mean(mm)), "trials": len(got),
                          "paper_MM": pmm, "paper_MM_std": pms, "paper_GMM": pgm, "paper_GMM_std": pgs,
                          "paper_ratio": pgm / pmm})
-    more = [r for r in rows if r["GMM_mean"] > r["MM_mean"]]
-    ratios = [r["ratio"] for r in rows]
+    from lvmrepro.experiments.gmm.verdicts import all_cells, band_claim
+    from lvmrepro.stats import paired_claim
+    unit = "trial (the same initial centres for MM and G-MM)"
+    eta = str(t1["params"]["eta"])
+    more, ratio = {}, {}
+    for d in names:
+        for init in INITS:
+            got = [t for t in t1["artifacts"]["trials"] if t["dataset"] == d and t["init"] == init]
+            mm = np.array([t["km_iter"] for t in got], dtype=float)
+            gm = np.array([t["gmm"][eta]["iter"] for t in got], dtype=float)
+            # practical threshold: 10 % of MM's mean count (the paper's MM counts vary by 12-30 % of their
+            # mean from trial to trial, so a smaller difference means little)
+            more[f"{d}/{init}"] = paired_claim(
+                f"gmm-more-iterations/{d}/{init}", f"{d}, {init}: G-MM needs more iterations than MM.", gm, mm,
+                better="higher", unit=unit, threshold=0.1 * float(mm.mean()), test="wilcoxon", names=("G-MM", "MM"),
+                what="iterations")
+            ratio[f"{d}/{init}"] = band_claim(
+                f"gmm-2-3x/{d}/{init}", f"{d}, {init}: G-MM / MM iterations lies in [1.5, 3.5].",
+                lambda g, m: g.mean() / m.mean(), (gm, mm), 1.5, 3.5, unit="trial",
+                what="ratio of mean iterations G-MM / MM")
     claims = [
-        claim("gmm-more-iterations", "G-MM needs more iterations than MM to converge (every data set and initialisation).",
-              len(more) == len(rows), f"G-MM > MM in {len(more)}/{len(rows)} cells"),
-        claim("gmm-2-3x", "G-MM needs roughly 2-3x as many iterations as MM (paper's ratios: 2.1-2.8).",
-              all(1.5 <= r <= 3.5 for r in ratios),
-              "our ratios: " + ", ".join(f"{r['dataset']}/{r['init']} {r['ratio']:.2f}" for r in rows)),
+        all_cells("gmm-more-iterations", "G-MM needs more iterations than MM to converge (every data set and "
+                  "initialisation; Table 4).", more, unit=unit),
+        all_cells("gmm-2-3x", "G-MM needs roughly 2-3 times as many iterations as MM (the paper's ratios are 2.1-2.8): "
+                  "the ratio of mean iterations lies in [1.5, 3.5] in every cell.", ratio, unit="trial"),
     ]
     return {"rows": rows, "claims": claims, "seeds": {"from": "gmm.table1", "table1_seeds": t1["seeds"]},
             "notes": [f"counts from the gmm.table1 runs at scale {ctx.scale} (eps_rel {t1['params']['eps_rel']}, "
@@ -298,10 +433,16 @@ def table4_clustering(ctx):
 
 
 # --------------------------------------------------------------------------- Figure 5
-@target("gmm.fig5", title="Figure 5: D31 solutions of k-means and G-MM from one random-partition initialisation",
-        notebook=NB,
+@target("gmm.fig5", requires=("gmm.table1",),
+        title="Figure 5: D31 solutions of k-means and G-MM from one random-partition initialisation",
+        notebook=NB, item="Figure 5", params={k: v for k, v in COMMON_PARAMS.items() if k not in ("trials", "datasets")},
         scales={"smoke": {**COMMON}, "default": {**COMMON}, "paper": {**COMMON}})
 def fig5(ctx):
+    """The figure: one random-partition initialisation of D31, k-means and G-MM (and G-MM with dead centres
+    kept).  The claim ("G-MM finds a near-perfect solution while k-means merges or loses clusters") is
+    decided on every D31 random-partition trial of ``gmm.table1`` (same protocol, same initialisations for
+    both methods), not on the one drawn here."""
+    from lvmrepro.stats import count_claim
     p = ctx.params
     verify_files(["D31"])
     X, y = load("D31")
@@ -326,15 +467,31 @@ def fig5(ctx):
     rows = [{"solution": "ground truth", "objective": gt, "alive": 31, "iterations": None}] + [
         {"solution": m, "objective": out[m]["objective"], "alive": out[m]["alive"], "iterations": out[m]["iterations"]}
         for m in ("k-means", "G-MM", "G-MM, dead centres kept")]
-    claims = [claim("gmm-near-perfect", "From the same random-partition initialisation, G-MM finds a near-perfect solution "
-                    "(within 10% of the ground-truth partition's objective) while k-means merges or loses clusters.",
-                    out["G-MM"]["objective"] <= 1.1 * gt and out["k-means"]["objective"] > 1.1 * gt,
-                    f"ground truth {gt:.4f}, k-means {out['k-means']['objective']:.4f} ({out['k-means']['alive']} live clusters), "
-                    f"G-MM {out['G-MM']['objective']:.4f} ({out['G-MM']['alive']} live clusters)"),
-              claim("gmm-keep-near-perfect", "The same, with dead centres kept in place inside G-MM (our protocol variant): "
-                    "G-MM within 10% of the ground-truth objective.",
-                    out["G-MM, dead centres kept"]["objective"] <= 1.1 * gt,
-                    f"G-MM with dead centres kept: {out['G-MM, dead centres kept']['objective']:.4f} "
-                    f"({out['G-MM, dead centres kept']['alive']} live clusters); ground truth {gt:.4f}")]
-    return {"rows": rows, "claims": claims, "artifacts": {"solutions": out, "truth": y.tolist()},
+    t1 = ctx.require("gmm.table1")
+    if "D31" not in t1["params"]["datasets"]:
+        raise ValueError(f"gmm.table1 at scale {ctx.scale!r} does not include D31, which Figure 5's claims use")
+    eta = str(t1["params"]["eta"])
+    same = {k: t1["params"][k] for k in ("eta", "walk_sweeps", "eps_rel", "empty", "data_seed")}
+    if any(same[k] != p[k] for k in same):
+        raise ValueError(f"gmm.fig5's parameters {dict((k, p[k]) for k in same)} differ from gmm.table1's {same}")
+    got = [t for t in t1["artifacts"]["trials"] if t["dataset"] == "D31" and t["init"] == "random_partition"]
+    # "near-perfect": within 10 % of the ground-truth partition's objective (the paper's panel (c) shows
+    # every cluster found); "merged or lost": more than 10 % above it or fewer than 31 live clusters.
+    near = [t["gmm"][eta]["obj"] <= 1.1 * gt for t in got]
+    bad_km = [t["km"] > 1.1 * gt or t["km_alive"] < 31 for t in got]
+    claims = [
+        count_claim("gmm-near-perfect", "From random partition, G-MM finds a near-perfect D31 solution (within 10% of "
+                    "the ground-truth partition's objective) in most trials (more than half).", int(sum(near)), len(near),
+                    unit="trial of gmm.table1 (D31, random partition)", min_fraction=0.5,
+                    evidence=f"ground truth {gt:.4f} per point; G-MM within 10% of it in {sum(near)} of {len(near)} trials "
+                             f"(G-MM objective {min(t['gmm'][eta]['obj'] for t in got):.4g} to "
+                             f"{max(t['gmm'][eta]['obj'] for t in got):.4g})"),
+        count_claim("kmeans-loses-clusters", "From the same initialisations, k-means merges or loses clusters (more "
+                    "than 10% above the ground truth, or fewer than 31 live clusters) in most trials.",
+                    int(sum(bad_km)), len(bad_km), unit="trial of gmm.table1 (D31, random partition)", min_fraction=0.5,
+                    evidence=f"k-means live clusters {min(t['km_alive'] for t in got)} to {max(t['km_alive'] for t in got)} "
+                             f"of 31; objective {min(t['km'] for t in got):.4g} to {max(t['km'] for t in got):.4g}"),
+    ]
+    return {"rows": rows, "claims": claims, "artifacts": {"solutions": out, "truth": y.tolist(),
+                                                          "trials_used": len(got), "ground_truth": gt},
             "seeds": {"fig5": int(ctx.seeds(1, key=5)[0].generate_state(1)[0])}}

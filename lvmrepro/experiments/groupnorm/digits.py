@@ -4,19 +4,29 @@ Model: one parameter block per (label, angle) state, 2 x 11 = 22 blocks per pair
 block ``(pca(rotate(x, theta_h)); 1)`` (10 PCA numbers + bias).  Training: their Algorithm 1 with
 ``Omega = sum_p lam_p ||w_p||`` (eq. 5), ``C = 1``, from ``w = 0`` and every digit unrotated.
 
+Two fits per pair (:class:`lvmrepro.lssvm.GroupNormLSSVM`):
+
+* **certified** (``method="bundle"``): every inner problem solved to a certified duality gap
+  ``gap_tol``, outer iterations until re-imputing changes no latent value (a fixed point of
+  Algorithm 1).  Block counts, Table 1 and Table 2 use this fit: a zero block is exactly zero in a
+  solution within ``gap_tol`` of the optimum for its latent values.
+* **the paper's update** (``method="subgradient"``): subgradient steps with ``alpha_t = 1/(eta_t + 1)``,
+  stopped by the paper's rule (relative objective change at most ``eps``); its certificate (a bundle
+  solve for its final latent values) says how far it stopped from that optimum.
+
 Scale of ``lam`` (an assumption): the paper uses ``lam_p = 1`` and says only that digits are vectors of
 "pixel grayscale values".  We *assume* grey values 0..255.  Our features use intensities in [0, 1];
 scaling all features by s is the same problem with ``lam / s``, so ``lam_p = 1/255`` here is the
 paper's setting under that assumption (up to the bias feature, which we keep at 1).  ``groupnorm.fig2``
-also fits the proximal model for the ``lam_sensitivity`` values (including ``lam = 1`` on our [0, 1]
+also fits certified models for the ``lam_sensitivity`` values (including ``lam = 1`` on our [0, 1]
 features, the other reading) and reports their block norms, so the effect of the assumption is visible.
 
-``groupnorm.fig2`` -- block norms for both updates (proximal: exact zeros; subgradient: the paper's).
-``groupnorm.table1`` -- test accuracy keeping the top-k blocks by norm (proximal model) vs uniform
-angle selection with the plain model (SPL's label-block model, L2, CCCP; angles from
+``groupnorm.fig2`` -- block norms of both fits (Figure 2; the certificates carry Algorithm 1).
+``groupnorm.table1`` -- test accuracy of the certified model restricted to its k largest non-zero blocks
+vs uniform angle selection with the plain model (SPL's label-block model, L2, CCCP; angles from
 :func:`uniform_angles`, latent values starting at the kept angle nearest 0 degrees).
-``groupnorm.table2`` -- test-time cost (rotation with scikit-image + PCA + inference) with the top-8
-blocks vs the full model, measured in one run.
+``groupnorm.table2`` -- test-time cost (rotation with scikit-image + PCA + inference) of the model with
+the top-8 blocks vs the full 22-block model, timed in interleaved repeats.
 """
 from __future__ import annotations
 
@@ -29,12 +39,15 @@ from pathlib import Path
 
 import numpy as np
 
+from lvmrepro import stats
 from lvmrepro.experiments import claim, source_hash, target
 from lvmrepro.experiments.spl.digits import pair_data
 from lvmrepro.io import atomic_write_bytes
+from lvmrepro.params import Float, Int, List, Param
 
-PAIRS = [[1, 7], [2, 7], [3, 8], [8, 9]]
+PAIRS = ["1-7", "2-7", "3-8", "8-9"]
 N_ANGLES = 11
+N_BLOCKS = 2 * N_ANGLES
 
 PAPER_FIG2 = {"source": "Chen, Batra & Freeman (ICCV 2013), Sec. 6.1 and Fig. 2",
               "lambda_p": 1.0, "C": 1.0, "nonzero_blocks": {"1-7": 5, "2-7": 8, "3-8": 7, "8-9": 9},
@@ -52,12 +65,32 @@ PAPER_TABLE1 = {
 PAPER_TABLE2 = {"source": "Chen, Batra & Freeman (ICCV 2013), Table 2 (test-time cpu seconds)",
                 "ours_8_angles_s": {"1-7": 6.5, "2-7": 7.0, "3-8": 5.4, "8-9": 6.0},
                 "kumar_22_angles_s": {"1-7": 22.3, "2-7": 24.1, "3-8": 23.7, "8-9": 23.1},
-                "speedup_claim": "2.5-3x"}
+                "speedup_claim": [2.5, 3.0]}
 
-# max_iter: every default-scale fit we measured stops by its eps rule well before 60 outer iterations
-# (proximal: 27-32); the rows report each fit's iterations and whether it converged.
-_COMMON = {"lam": 1 / 255, "C": 1.0, "eps": 1e-3, "max_iter": 60, "inner_iter": 200, "inner_patience": 30}
+# The paper's update: its step rule and stopping rule (eps on the relative objective change); the paper
+# gives no step or iteration budget, these are ours (every fit reports whether its rule stopped it).
+_COMMON = {"lam": 1 / 255, "C": 1.0, "eps": 1e-3, "max_iter": 60, "gap_tol": 1e-7}
+SUBGRADIENT_STEPS = {"inner_iter": 200, "inner_patience": 30}
+# Certified fits stop at a latent fixed point; this eps only guards against a cycle of ties.
+CERTIFIED_EPS = 1e-12
 LAM_SENSITIVITY = [3 / 255, 10 / 255, 1.0]
+
+_PAIR = List(choices=tuple(PAIRS), help="digit pairs, e.g. 1-7,3-8")
+_PARAMS = {
+    "pairs": _PAIR,
+    "n_train": Int(50, optional=True, help="training images per pair (a seeded subsample); none = all"),
+    "n_test": Int(50, optional=True, help="test images per pair (a seeded subsample); none = all"),
+    "lam": Float(0, lo_open=True, help="lambda_p of every block (on [0, 1] features; 1/255 = the paper's 1 on 0..255)"),
+    "C": Float(0, lo_open=True),
+    "eps": Float(0, 1, lo_open=True, help="the paper's stopping rule for its subgradient update"),
+    "max_iter": Int(1, help="outer iterations at most (both fits)"),
+    "gap_tol": Float(0, 1e-2, lo_open=True, help="certified duality gap of every inner solve"),
+}
+
+
+def parse_pair(name: str) -> tuple[int, int]:
+    a, b = name.split("-")
+    return int(a), int(b)
 
 
 def _gn_cache_path(key: dict) -> Path:
@@ -67,12 +100,35 @@ def _gn_cache_path(key: dict) -> Path:
     return root / "groupnorm-models" / f"{h}.npz"
 
 
-def train_groupnorm(pair, method, n_train, seed, lam, C, eps, max_iter, inner_iter, inner_patience):
-    """Train (or read back from the on-disk memo) one group-norm model; returns w, norms and stats."""
+def direct_objective(w, F, Y, H, lam, C) -> float:
+    """Eq. 5 + 8 from the block layout alone (no model code): ``sum_p lam ||w_p|| + C/n sum_i hinge_i``
+    with ``s_iyh = w_(y,h) . F[i, h]`` and the 0-1 loss."""
+    W = w.reshape(2, N_ANGLES, -1)
+    s = np.einsum("yhd,ihd->iyh", W, F)
+    n = len(Y)
+    aug = s + (np.arange(2)[None, :, None] != Y[:, None, None])
+    hinge = np.maximum(0.0, aug.reshape(n, -1).max(axis=1) - s[np.arange(n), Y, H])
+    return float(lam * np.linalg.norm(W.reshape(N_BLOCKS, -1), axis=1).sum() + C / n * hinge.sum())
+
+
+def paper_rule_iteration(history, eps) -> int:
+    """The outer iteration at which the paper's rule (relative objective change <= eps) would have stopped."""
+    for t in range(1, len(history)):
+        prev, cur = history[t - 1]["objective"], history[t]["objective"]
+        if abs(cur - prev) / max(abs(prev), 1e-300) <= eps:
+            return t
+    return len(history) - 1
+
+
+def train_groupnorm(pair, method, n_train, seed, lam, C, eps, max_iter, gap_tol):
+    """Train (or read back from the on-disk memo) one group-norm model; returns w, norms and stats.
+
+    ``method``: ``"bundle"`` (certified, until a latent fixed point) or ``"subgradient"`` (the paper's
+    update and stopping rule)."""
     from lvmrepro.lssvm import GroupNormLSSVM, block_norms
     from lvmrepro.lssvm.models.digits import groupnorm_blocks, groupnorm_digit_model
     key = dict(pair=list(pair), method=method, n_train=n_train, seed=seed, lam=lam, C=C, eps=eps,
-               max_iter=max_iter, inner_iter=inner_iter, inner_patience=inner_patience)
+               max_iter=max_iter, gap_tol=gap_tol)
     path = _gn_cache_path(key)
     if path.is_file():
         try:
@@ -83,15 +139,26 @@ def train_groupnorm(pair, method, n_train, seed, lam, C, eps, max_iter, inner_it
     X, Y, _, _, _ = pair_data(pair, n_train, 0, seed)
     model = groupnorm_digit_model()
     groups = groupnorm_blocks(model)
-    res = GroupNormLSSVM(model, groups, lam=lam, C=C, method=method, eps=eps, max_iter=max_iter,
-                         inner_iter=inner_iter, inner_patience=inner_patience).fit(X, Y, H0=np.full(len(Y), 5))
+    if method == "bundle":
+        learner = GroupNormLSSVM(model, groups, lam=lam, C=C, method="bundle", eps=CERTIFIED_EPS,
+                                 max_iter=max_iter, gap_tol=gap_tol)
+    else:
+        learner = GroupNormLSSVM(model, groups, lam=lam, C=C, method="subgradient", eps=eps, max_iter=max_iter,
+                                 gap_tol=gap_tol, **SUBGRADIENT_STEPS)
+    res = learner.fit(X, Y, H0=np.full(len(Y), N_ANGLES // 2))
     norms = block_norms(res.w, groups)
-    stats = {"objective": res.objective, "iterations": res.n_iter, "converged": res.converged,
-             "runtime_s": res.runtime_s, "inner_iters": [h["inner_iters"] for h in res.history[1:]]}
+    hist = [{k: h[k] for k in ("objective", "nonzero_blocks", "h_changes", "gap", "inner_iters")} for h in res.history]
+    t_rule = paper_rule_iteration(res.history, eps)
+    stats_ = {"objective": res.objective, "iterations": res.n_iter, "converged": res.converged,
+              "fixed_point": res.info["fixed_point"], "gap": res.info["gap"], "lower_bound": res.info["lower_bound"],
+              "certified": res.info["certified"], "gap_tol": gap_tol, "runtime_s": res.runtime_s,
+              "objective_direct": direct_objective(res.w, X.F, Y, res.H, lam, C), "n_train": len(Y),
+              "paper_rule_iteration": t_rule, "nonzero_at_paper_rule": hist[t_rule]["nonzero_blocks"],
+              "dual_block_norms": res.info["dual_block_norms"], "history": hist}
     buf = io.BytesIO()
-    np.savez(buf, w=res.w, norms=norms, stats=np.array(json.dumps(stats)))
+    np.savez(buf, w=res.w, norms=norms, stats=np.array(json.dumps(stats_)))
     atomic_write_bytes(path, buf.getvalue())
-    return {"w": res.w, "norms": norms, "stats": stats}
+    return {"w": res.w, "norms": norms, "stats": stats_}
 
 
 def _gn_task(args):
@@ -100,25 +167,27 @@ def _gn_task(args):
     return {"pair": pair, "method": method, **out}
 
 
-def _seeds(ctx, pairs):
-    return {tuple(p): int(s.generate_state(1)[0]) for p, s in zip(pairs, ctx.seeds(len(pairs)))}
-
-
 def _prepare(ctx):
     from lvmrepro.datasets.digits import load_digit_pair
-    pairs = [tuple(q) for q in ctx.params["pairs"]]
+    names = list(dict.fromkeys(ctx.params["pairs"]))
+    pairs = [parse_pair(n) for n in names]
     for pair in pairs:
-        load_digit_pair(*pair)
-    return pairs, _seeds(ctx, pairs)
+        load_digit_pair(*pair)   # fill the feature cache once (and record the data files) before the workers
+    seeds = {pair: int(s.generate_state(1)[0]) for pair, s in zip(pairs, ctx.seeds(len(pairs)))}
+    return pairs, seeds
 
 
-def _common(p):
-    return {k: p[k] for k in _COMMON}
+def _common(p, **over):
+    return {**{k: p[k] for k in _COMMON}, **over}
+
+
+def _name(pair) -> str:
+    return f"{pair[0]}-{pair[1]}"
 
 
 def _scales(extra_smoke=None, extra_default=None, extra_paper=None):
-    return {"smoke": {"pairs": [[1, 7]], "n_train": 200, "n_test": 300, **_COMMON,
-                      "max_iter": 5, "inner_iter": 60, **(extra_smoke or {})},
+    return {"smoke": {"pairs": ["1-7"], "n_train": 200, "n_test": 300, **_COMMON, "max_iter": 5,
+                      **(extra_smoke or {})},
             "default": {"pairs": PAIRS, "n_train": 1000, "n_test": None, **_COMMON, **(extra_default or {})},
             "paper": {"pairs": PAIRS, "n_train": None, "n_test": None, **_COMMON, **(extra_paper or {})}}
 
@@ -128,57 +197,115 @@ def block_label(b):
     return y, float(np.linspace(-60, 60, N_ANGLES)[h])
 
 
-@target("groupnorm.fig2", title="Group norm Fig. 2: L2 norm of each (label, angle) block, 4 digit pairs",
-        notebook="notebooks/groupnorm/02_digits", paper=PAPER_FIG2,
-        scales=_scales({"lam_sensitivity": [1.0]}, {"lam_sensitivity": LAM_SENSITIVITY},
-                       {"lam_sensitivity": LAM_SENSITIVITY}))
-def fig2(ctx):
-    """Rows: one per (pair, method, lam, block) with the block's norm and its fit's iterations / convergence.
+def _seed_artifact(seeds):
+    return {"subsample": {_name(p): s for p, s in seeds.items()}}
 
-    ``main`` marks the fits at the headline ``lam``; the others are the proximal ``lam_sensitivity`` fits.
+
+@target("groupnorm.fig2", title="Group norm Fig. 2: L2 norm of each (label, angle) block, 4 digit pairs",
+        notebook="notebooks/groupnorm/02_digits", paper=PAPER_FIG2, item="Figure 2",
+        scales=_scales({"lam_sensitivity": [1.0]}, {"lam_sensitivity": LAM_SENSITIVITY},
+                       {"lam_sensitivity": LAM_SENSITIVITY}),
+        params={**_PARAMS, "lam_sensitivity": Param("list", item="float", lo=0.0, lo_open=True, min_len=0,
+                                                     help="further lambda values fitted (certified) for the sensitivity table")})
+def fig2(ctx):
+    """Rows: one per (pair, fit, lam, block) with the block's norm and its fit's iterations / certificate.
+
+    ``main`` marks the fits at the headline ``lam``; the others are the certified ``lam_sensitivity`` fits.
     """
     p = ctx.params
     pairs, seeds = _prepare(ctx)
-    tasks = [(pair, m, p["n_train"], seeds[pair], _common(p)) for pair in pairs for m in ("proximal", "subgradient")]
-    tasks += [(pair, "proximal", p["n_train"], seeds[pair], {**_common(p), "lam": float(lam)})
-              for pair in pairs for lam in p["lam_sensitivity"] if float(lam) != float(p["lam"])]
+    tasks = [(pair, "bundle", p["n_train"], seeds[pair], _common(p)) for pair in pairs]
+    tasks += [(pair, "subgradient", p["n_train"], seeds[pair], _common(p)) for pair in pairs]
+    tasks += [(pair, "bundle", p["n_train"], seeds[pair], _common(p, lam=float(lam)))
+              for pair in pairs for lam in dict.fromkeys(p["lam_sensitivity"]) if float(lam) != float(p["lam"])]
     outs = ctx.map(_gn_task, tasks, desc="group-norm training")
-    rows, summary = [], []
+    rows, fits = [], []
     for o, task in zip(outs, tasks):
         lam = task[4]["lam"]
         main = lam == p["lam"]
-        name = f"{o['pair'][0]}-{o['pair'][1]}"
+        name = _name(o["pair"])
         norms = np.asarray(o["norms"])
         st = o["stats"]
+        dual = np.asarray(st["dual_block_norms"]) if st["dual_block_norms"] is not None else np.full(len(norms), np.nan)
         for b, v in enumerate(norms):
             y, ang = block_label(b)
             rows.append({"pair": name, "method": o["method"], "lam": lam, "main": main, "block": b,
                          "label_digit": o["pair"][y], "angle": ang, "norm": float(v),
-                         "fit_iterations": st["iterations"], "fit_converged": st["converged"]})
-        summary.append({"pair": name, "method": o["method"], "lam": lam, "main": main,
-                        "exact_zero": int(np.sum(norms == 0)), "nonzero": int(np.sum(norms > 0)),
-                        "above_1pct_of_max": int(np.sum(norms > 0.01 * norms.max())) if norms.max() > 0 else 0,
-                        "paper_nonzero": PAPER_FIG2["nonzero_blocks"][name], **st})
-    sens = [s for s in summary if not s["main"]]
-    summary = [s for s in summary if s["main"]]
-    prox = [s for s in summary if s["method"] == "proximal"]
-    claims = [
-        claim("few-blocks-survive", "The group norm (lam_p = 1 on 0..255 grey values, C = 1) zeroes whole (label, angle) blocks: fewer "
-              "than half of the 22 blocks survive for every pair (paper: 5, 8, 7, 9).",
-              all(s["nonzero"] < 11 for s in prox),
-              "proximal update, nonzero blocks: " + ", ".join(f"{s['pair']} {s['nonzero']}" for s in prox)),
-        claim("subgradient-zeros", "Plain subgradient descent (the paper's update) also leaves blocks exactly zero.",
-              all(s["exact_zero"] > 0 for s in summary if s["method"] == "subgradient"),
-              "subgradient update, exactly-zero blocks / blocks above 1% of the largest: " + ", ".join(
-                  f"{s['pair']} {s['exact_zero']} / {s['above_1pct_of_max']}" for s in summary
-                  if s["method"] == "subgradient") + "; proximal update, blocks above 1% of the largest: " +
-              ", ".join(f"{s['pair']} {s['above_1pct_of_max']}" for s in prox) + "."),
+                         "dual_norm_over_lam": float(dual[b] / lam),
+                         "fit_iterations": st["iterations"], "fit_converged": st["converged"],
+                         "fit_gap": st["gap"]})
+        fits.append({"pair": name, "method": o["method"], "lam": lam, "main": main,
+                     "exact_zero": int(np.sum(norms == 0)), "nonzero": int(np.sum(norms > 0)),
+                     "above_1pct_of_max": int(np.sum(norms > 0.01 * norms.max())) if norms.max() > 0 else 0,
+                     "paper_nonzero": PAPER_FIG2["nonzero_blocks"][name],
+                     **{k: v for k, v in st.items() if k not in ("history", "dual_block_norms")},
+                     "objective_trace": [h["objective"] for h in st["history"]],
+                     "nonzero_trace": [h["nonzero_blocks"] for h in st["history"]]})
+    summary = [s for s in fits if s["main"]]
+    sens = [s for s in fits if not s["main"]]
+    cert = [s for s in summary if s["method"] == "bundle"]
+    sub = [s for s in summary if s["method"] == "subgradient"]
+    all_cert = [s for s in fits if s["method"] == "bundle"]
+    claims = fig2_claims(cert, sub)
+    gap_tol = p["gap_tol"]
+    mono = []
+    for s in all_cert:
+        tr = s["objective_trace"]
+        mono.append(max(0.0, max((tr[t] - tr[t - 1] for t in range(1, len(tr))), default=0.0)))
+    rel_err = [abs(s["objective"] - s["objective_direct"]) / max(abs(s["objective_direct"]), 1e-300) for s in fits]
+    checks = [
+        {**stats.check("certified-fixed-points", "Every certified fit ends at a fixed point of Algorithm 1 (re-imputing "
+                       "changes no latent value) with a duality gap of at most gap_tol for its final latent values.",
+                       all(s["fixed_point"] and s["certified"] for s in all_cert),
+                       f"gap_tol {gap_tol:.1e}; " + "; ".join(
+                           f"{s['pair']} lam={s['lam']:.4g}: {s['iterations']} iterations, fixed point {s['fixed_point']}, "
+                           f"gap {s['gap']:.2e}" for s in all_cert), n=len(all_cert)),
+         "item": "Algorithm 1"},
+        {**stats.check("monotone", "The objective of a certified fit never increases between outer iterations "
+                       "by more than the inner gap (Algorithm 1 is a descent method).",
+                       all(m <= gap_tol for m in mono), f"largest increase {max(mono):.2e} (gap_tol {gap_tol:.1e})",
+                       n=len(all_cert)),
+         "item": "Algorithm 1"},
+        {**stats.check("objective-exact", "The objective each fit reports equals eq. 5 + 8 evaluated directly from "
+                       "the block layout (no model code) at its final weights and latent values.",
+                       max(rel_err) <= 1e-10, f"largest relative difference {max(rel_err):.1e} over {len(fits)} fits",
+                       n=len(fits)),
+         "item": "Algorithm 1"},
     ]
     ctx.note(f"lam = {p['lam']:.6g} assumes the paper's lam_p = 1 refers to grey values 0..255 (the paper only "
              "says 'pixel grayscale values'); the lam_sensitivity fits show the block counts for other lam, "
              "including lam = 1 on our [0, 1] features.")
-    return {"rows": rows, "claims": claims, "seeds": {"subsample": {f"{a}-{b}": s for (a, b), s in seeds.items()}},
+    return {"rows": rows, "claims": claims, "checks": checks, "seeds": _seed_artifact(seeds),
             "artifacts": {"summary": summary, "lam_sensitivity": sens}}
+
+
+def fig2_claims(cert: list[dict], sub: list[dict]) -> list[dict]:
+    """Figure 2's claims from the per-fit summaries (``exact_zero``, ``above_1pct_of_max``, ``pair``) of the
+    certified fits and of the paper's update.
+
+    The paper: "the l2-norms for many angles are completely zero, and only a subset of angles actually
+    remain" (5, 8, 7, 9 of 22 survive: 59 of 88 zero).  "Many ... only a subset" is read as *most*: more
+    than half of the blocks exactly zero, pooled over the pairs (one exact binomial test; the unit is the
+    (pair, label, angle) block).  Figure 2 shows these zeros for Algorithm 1 as the paper states it
+    (subgradient steps), so the same statement is tested for that update too."""
+    return [
+        {**stats.count_claim(
+            "most-blocks-zero", "Algorithm 1 with the group norm (lam_p = 1 on 0..255 grey values, C = 1) sets most "
+            "(label, angle) blocks exactly to zero: more than half of the 22 blocks of each pair, pooled over the "
+            "pairs (paper: 59 of 88), at the certified solution.",
+            sum(s["exact_zero"] for s in cert), N_BLOCKS * len(cert), unit="(pair, label, angle) block",
+            min_fraction=0.5,
+            evidence="certified fits, exactly-zero blocks of 22: " + ", ".join(f"{s['pair']} {s['exact_zero']}" for s in cert)),
+         "item": "Figure 2"},
+        {**stats.count_claim(
+            "subgradient-zeros", "Algorithm 1 as the paper states it (subgradient steps, eq. 10-12, stopped by its "
+            "rule) also sets most blocks exactly to zero.",
+            sum(s["exact_zero"] for s in sub), N_BLOCKS * len(sub), unit="(pair, label, angle) block",
+            min_fraction=0.5,
+            evidence="the paper's update, exactly-zero blocks / blocks above 1% of the largest: " + ", ".join(
+                f"{s['pair']} {s['exact_zero']} / {s['above_1pct_of_max']}" for s in sub)),
+         "item": "Figure 2"},
+    ]
 
 
 def uniform_angles(k_blocks: int) -> list[int]:
@@ -205,7 +332,7 @@ def start_angle(angles: list[int]) -> int:
 
 
 def _uniform_task(args):
-    from lvmrepro.lssvm import CCCP, error_rate
+    from lvmrepro.lssvm import CCCP
     from lvmrepro.lssvm.models.digits import spl_digit_model
     pair, k, n_train, n_test, seed, C, eps = args
     X, Y, Xt, Yt, _ = pair_data(pair, n_train, n_test, seed)
@@ -213,81 +340,138 @@ def _uniform_task(args):
     model = spl_digit_model(angles_kept=angles)
     H0 = np.full(len(Y), start_angle(angles))
     res = CCCP(model, C, eps=eps).fit(X, Y, H0=H0)
-    return {"pair": f"{pair[0]}-{pair[1]}", "k": k, "angles": angles, "start_angle": start_angle(angles),
-            "accuracy": 1 - error_rate(model, res.w, Xt, Yt), "runtime_s": res.runtime_s,
+    pred, _ = model.predict(res.w, Xt)
+    return {"pair": _name(pair), "k": k, "angles": angles, "start_angle": start_angle(angles),
+            "correct": np.asarray(pred) == np.asarray(Yt), "runtime_s": res.runtime_s,
             "iterations": res.n_iter, "converged": res.converged}
 
 
-def _topk_accuracy(w, norms, k, Xt, Yt):
-    from lvmrepro.lssvm import error_rate
-    from lvmrepro.lssvm.models.digits import groupnorm_digit_model
-    model = groupnorm_digit_model()
-    order = np.argsort(-norms, kind="stable")
+def top_blocks(norms, k: int) -> np.ndarray:
+    """Boolean (22,) mask of the ``min(k, non-zero)`` largest non-zero blocks (ties: lower block first).
+    Zero blocks are never kept: a zero block has nothing to select (the paper reports its approach only up
+    to its number of non-zero blocks)."""
+    norms = np.asarray(norms)
+    order = [b for b in np.argsort(-norms, kind="stable") if norms[b] > 0][:k]
     keep = np.zeros(len(norms), bool)
-    keep[order[:k]] = True
-    sub = model.restrict(keep.reshape(2, N_ANGLES))
-    return 1 - error_rate(sub, w, Xt, Yt)
+    keep[order] = True
+    return keep
+
+
+def sparse_model(norms, k: int):
+    """The group-norm model restricted to the states of :func:`top_blocks` (same ``w`` layout)."""
+    from lvmrepro.lssvm.models.digits import groupnorm_digit_model
+    keep = top_blocks(norms, k)
+    if not keep.any():
+        raise ValueError("the group-norm model has no non-zero block: nothing to predict with")
+    return groupnorm_digit_model().restrict(keep.reshape(2, N_ANGLES))
+
+
+def _topk_correct(w, norms, k, Xt, Yt) -> np.ndarray:
+    pred, _ = sparse_model(norms, k).predict(w, Xt)
+    return np.asarray(pred) == np.asarray(Yt)
+
+
+def _check_table1(p):
+    bad = [k for k in p["ks"] if k % 2]
+    if bad:
+        raise ValueError(f"ks must be even (k/2 angles per label for the uniform baseline); got {bad}")
 
 
 @target("groupnorm.table1", title="Group norm Table 1: accuracy vs number of angle blocks kept",
-        notebook="notebooks/groupnorm/02_digits", paper=PAPER_TABLE1,
+        notebook="notebooks/groupnorm/02_digits", paper=PAPER_TABLE1, item="Table 1",
         scales=_scales({"ks": [2, 4, 8, 22], "C_uniform": 100.0},
                        {"ks": list(range(2, 23, 2)), "C_uniform": 100.0},
-                       {"ks": list(range(2, 23, 2)), "C_uniform": 100.0}))
+                       {"ks": list(range(2, 23, 2)), "C_uniform": 100.0}),
+        params={**_PARAMS, "ks": List("int", lo=2, hi=N_BLOCKS, help="numbers of blocks kept (even)"),
+                "C_uniform": Float(0, lo_open=True, help="C of the uniform baseline (CCCP)")},
+        check_params=_check_table1)
 def table1(ctx):
     p = ctx.params
     pairs, seeds = _prepare(ctx)
-    gn_tasks = [(pair, "proximal", p["n_train"], seeds[pair], _common(p)) for pair in pairs]
+    gn_tasks = [(pair, "bundle", p["n_train"], seeds[pair], _common(p)) for pair in pairs]
     uni_tasks = [(pair, k, p["n_train"], p["n_test"], seeds[pair], p["C_uniform"], p["eps"])
                  for pair in pairs for k in p["ks"]]
     results = ctx.map(_table1_task, [("gn", t) for t in gn_tasks] + [("uniform", t) for t in uni_tasks],
                       desc="table 1 runs")
-    gn = {f"{r['pair'][0]}-{r['pair'][1]}": r for r in results if "norms" in r}
+    gn = {_name(r["pair"]): r for r in results if "norms" in r}
     uni = {(r["pair"], r["k"]): r for r in results if "angles" in r}
-    rows = []
+    rows, correct = [], {}
     for pair in pairs:
-        name = f"{pair[0]}-{pair[1]}"
+        name = _name(pair)
         _, _, Xt, Yt, _ = pair_data(pair, p["n_train"], p["n_test"], seeds[pair])
         norms = np.asarray(gn[name]["norms"])
         nnz = int(np.sum(norms > 0))
         st = gn[name]["stats"]
         for k in p["ks"]:
             u = uni[(name, k)]
-            rows.append({"pair": name, "k": k, "groupnorm_accuracy": _topk_accuracy(gn[name]["w"], norms, k, Xt, Yt),
-                         "includes_zero_blocks": k > nnz, "nonzero_blocks": nnz,
-                         "groupnorm_iterations": st["iterations"], "groupnorm_converged": st["converged"],
-                         "uniform_accuracy": u["accuracy"],
+            c_gn = _topk_correct(gn[name]["w"], norms, k, Xt, Yt)
+            correct[(name, k)] = (c_gn, u["correct"])
+            rows.append({"pair": name, "k": k, "blocks_used": min(k, nnz), "nonzero_blocks": nnz,
+                         "groupnorm_accuracy": float(c_gn.mean()), "uniform_accuracy": float(u["correct"].mean()),
+                         "groupnorm_correct": int(c_gn.sum()), "uniform_correct": int(u["correct"].sum()),
+                         "n_test": len(Yt), "groupnorm_gap": st["gap"], "groupnorm_fixed_point": st["fixed_point"],
                          "uniform_angles": [float(block_label(a)[1]) for a in u["angles"]],
                          "uniform_start_angle": float(block_label(u["start_angle"])[1]),
                          "uniform_iterations": u["iterations"], "uniform_converged": u["converged"]})
-    by = {(r["pair"], r["k"]): r for r in rows}
-    ev8, evn = [], []
-    ok8, okn = True, True
-    for pair in pairs:
-        name = f"{pair[0]}-{pair[1]}"
-        if (name, 8) in by and (name, 22) in by:
-            a8, full = by[(name, 8)]["groupnorm_accuracy"], by[(name, 22)]["uniform_accuracy"]
-            ok8 &= a8 >= full - 0.01
-            ev8.append(f"{name}: {a8:.3f} vs {full:.3f}")
-        nnz = by[(name, p["ks"][0])]["nonzero_blocks"]
-        kk = max([k for k in p["ks"] if k <= nnz], default=None)
-        if kk is not None:
-            g, u = by[(name, kk)]["groupnorm_accuracy"], by[(name, kk)]["uniform_accuracy"]
-            okn &= g >= u
-            evn.append(f"{name} (k={kk}): {g:.3f} vs {u:.3f}")
-        else:
-            okn = None if okn is True else okn
-            evn.append(f"{name}: fewer than {p['ks'][0]} nonzero blocks")
-    claims = [
-        claim("eight-blocks-enough", "With the 8 largest blocks, the group-norm model is within 0.01 of the accuracy "
-              "of the full 22-block model with uniform (all) angles.", ok8 if ev8 else None,
-              "top-8 group norm vs full uniform model: " + "; ".join(ev8)),
-        claim("ranking-beats-uniform", "Keeping as many blocks as the group norm left non-zero (largest even k), "
-              "ranking by block norm is at least as accurate as uniform angle selection.", okn,
-              "; ".join(evn)),
-    ]
-    return {"rows": rows, "claims": claims, "seeds": {"subsample": {f"{a}-{b}": s for (a, b), s in seeds.items()}},
+    c1 = ranking_claim(rows)
+    c2 = eight_blocks_claim(rows, correct)
+    return {"rows": rows, "claims": [c1, c2], "seeds": _seed_artifact(seeds),
             "artifacts": {"uniform_runtime_s": sum(r["runtime_s"] for r in uni.values())}}
+
+
+def ranking_claim(rows: list[dict]) -> dict:
+    """Table 1's caption, "our approach outperforms uniform selection", on the cells where the paper reports
+    its approach: k up to the number of non-zero blocks.  Paired unit: the (pair, k) cell; values: correctly
+    classified test images of the two models; one-sided exact sign test.  Threshold: one test image -- a
+    smaller mean difference is no practical gain."""
+    cells = [r for r in rows if r["k"] <= r["nonzero_blocks"]]
+    paper_d = [(o - u) for pr in PAPER_TABLE1["ours"] for o, u in zip(PAPER_TABLE1["ours"][pr], PAPER_TABLE1["uniform"][pr])]
+    return {**stats.paired_claim(
+        "ranking-beats-uniform", "Keeping the k largest group-norm blocks is more accurate than uniform angle "
+        "selection with k blocks, for k up to the number of non-zero blocks (where the paper reports its approach).",
+        [r["groupnorm_correct"] for r in cells], [r["uniform_correct"] for r in cells], better="higher",
+        unit="(pair, k) cell", threshold=1.0, what="correctly classified test images", names=("ranked", "uniform"),
+        note=("Cells: " + ", ".join(f"{r['pair']} k={r['k']} ({r['groupnorm_correct'] - r['uniform_correct']:+d})"
+                                    for r in cells) + f". The paper's own {len(paper_d)} cells: ranked better in "
+              f"{sum(d > 0 for d in paper_d)}, worse in {sum(d < 0 for d in paper_d)}.")), "item": "Table 1"}
+
+
+#: Non-inferiority margin of "8 angles are as accurate as all 22": one percentage point -- the spread of the
+#: paper's own complete-model baseline over k is of that order (e.g. 0.938-0.953 for 2-7).
+MARGIN = 0.01
+
+
+def eight_blocks_claim(rows: list[dict], correct: dict, k: int = 8) -> dict:
+    """"Using only 8 angles for each digit pair, we can achieve prediction accuracies similar to those using
+    the entire set of angles": non-inferiority per pair, paired over test images (each classified by both
+    models; ``correct[(pair, k)] = (ranked_correct, uniform_correct)`` boolean arrays), decided by the 95%
+    bootstrap interval of the mean per-image difference: above ``-MARGIN`` holds, entirely below does not
+    hold, across it undecided; the claim holds when it holds in every pair."""
+    by = {(r["pair"], r["k"]): r for r in rows}
+    pairs = list(dict.fromkeys(r["pair"] for r in rows))
+    per, verdicts, n_img = [], [], 0
+    for name in pairs:
+        if (name, k) not in correct or (name, N_BLOCKS) not in correct:
+            continue
+        d = correct[(name, k)][0].astype(float) - correct[(name, N_BLOCKS)][1].astype(float)
+        lo, hi = stats.bootstrap_ci(d, seed=0)
+        verdicts.append(True if lo > -MARGIN else (False if hi < -MARGIN else None))
+        n_img += len(d)
+        per.append(f"{name}: {by[(name, k)]['groupnorm_accuracy']:.4f} ({by[(name, k)]['blocks_used']} blocks) vs "
+                   f"{by[(name, N_BLOCKS)]['uniform_accuracy']:.4f}, difference {d.mean():+.4f} "
+                   f"(95% CI {lo:+.4f} to {hi:+.4f})")
+    statement = (f"With its {k} largest blocks, the group-norm model is as accurate as the complete model with all "
+                 f"22 angles (uniform, Kumar et al.): at most {MARGIN:g} less accuracy, in every pair.")
+    test = (f"95% bootstrap CI of the mean per-image accuracy difference, per pair (non-inferiority margin "
+            f"{MARGIN:g}); every pair")
+    if not verdicts:
+        c = claim("eight-blocks-enough", statement, None, f"the run has no k = {k} and k = {N_BLOCKS} cells",
+                  test=test, n=0, reason=f"no k = {k} and k = {N_BLOCKS} cells")
+    else:
+        holds = True if all(v is True for v in verdicts) else (False if any(v is False for v in verdicts) else None)
+        c = claim("eight-blocks-enough", statement, holds, "; ".join(per) + f". Margin {MARGIN:g}.", test=test,
+                  n=n_img, reason=None if holds is not None else "some pair's interval straddles the margin")
+    return {**c, "unit": "test image", "threshold": MARGIN, "item": "Table 1"}
 
 
 def _table1_task(item):
@@ -296,9 +480,12 @@ def _table1_task(item):
 
 
 @target("groupnorm.table2", title="Group norm Table 2: test-time cost with the top-8 blocks vs all 22",
-        notebook="notebooks/groupnorm/02_digits", paper=PAPER_TABLE2,
-        scales=_scales({"n_time": 100, "k": 8, "repeats": 1}, {"n_time": 500, "k": 8, "repeats": 3},
-                       {"n_time": None, "k": 8, "repeats": 3}))
+        notebook="notebooks/groupnorm/02_digits", paper=PAPER_TABLE2, item="Table 2",
+        scales=_scales({"n_time": 100, "k": 8, "repeats": 2}, {"n_time": 500, "k": 8, "repeats": 5},
+                       {"n_time": None, "k": 8, "repeats": 7}),
+        params={**_PARAMS, "n_time": Int(1, optional=True, help="test images timed per pair; none = all"),
+                "k": Int(1, N_BLOCKS, help="blocks kept by the sparse model"),
+                "repeats": Int(1, help="interleaved timing repeats (the paired unit of the speed-up claim)")})
 def table2(ctx):
     from lvmrepro.datasets.digits import load_digit_pair, rotated_pca_slow
     from lvmrepro.datasets.loaders import load_mnist
@@ -306,14 +493,14 @@ def table2(ctx):
     from lvmrepro.lssvm.models.digits import groupnorm_digit_model
     p = ctx.params
     pairs, seeds = _prepare(ctx)
-    outs = ctx.map(_gn_task, [(pair, "proximal", p["n_train"], seeds[pair], _common(p)) for pair in pairs],
+    outs = ctx.map(_gn_task, [(pair, "bundle", p["n_train"], seeds[pair], _common(p)) for pair in pairs],
                    desc="group-norm training")
     te_img, _ = load_mnist("test")
     angles = np.linspace(-60, 60, N_ANGLES)
     full_model = groupnorm_digit_model()
-    rows = []
+    rows, cells, mismatch = [], {}, []
     for pair, o in zip(pairs, outs):
-        name = f"{pair[0]}-{pair[1]}"
+        name = _name(pair)
         d = load_digit_pair(*pair)
         rng = np.random.default_rng(seeds[pair])
         n_time = len(d.idx_test) if p["n_time"] is None else min(p["n_time"], len(d.idx_test))
@@ -321,40 +508,64 @@ def table2(ctx):
         images = te_img[d.idx_test[sel]].astype(np.float64) / 255.0
         Yt = d.y_test[sel]
         norms = np.asarray(o["norms"])
-        top = np.argsort(-norms, kind="stable")[:p["k"]]
-        keep = np.zeros(len(norms), bool)
-        keep[top] = True
-        sparse_model = full_model.restrict(keep.reshape(2, N_ANGLES))
-        # zero blocks score 0 whatever their features, so only angles of non-zero kept blocks are rotated
-        need = sorted({b % N_ANGLES for b in top if norms[b] > 0})
+        keep = top_blocks(norms, p["k"])
+        sparse = sparse_model(norms, p["k"])
+        need = sorted({b % N_ANGLES for b in np.flatnonzero(keep)})   # the angles the kept blocks use
 
         def pipeline(model, angle_idx):
             F = np.zeros((len(images), N_ANGLES, d.pca_components.shape[0] + 1))
             F[:, :, -1] = 1.0
-            if angle_idx:
-                F[:, angle_idx] = rotated_pca_slow(images, angles[angle_idx], d.pca_mean, d.pca_components)
+            F[:, angle_idx] = rotated_pca_slow(images, angles[angle_idx], d.pca_mean, d.pca_components)
             pred, _ = model.predict(o["w"], StateFeatures(F))
             return pred
 
-        pipeline(sparse_model, need[:1])   # warm-up: imports and first-call costs are not the pipeline's
-        t_sparse, t_full = np.inf, np.inf
-        for _ in range(p["repeats"]):   # interleaved, best of repeats: same conditions for both
-            t0 = time.perf_counter(); pred_s = pipeline(sparse_model, need); t_sparse = min(t_sparse, time.perf_counter() - t0)
-            t0 = time.perf_counter(); pred_f = pipeline(full_model, list(range(N_ANGLES))); t_full = min(t_full, time.perf_counter() - t0)
-        rows.append({"pair": name, "groupnorm_iterations": o["stats"]["iterations"],
-                     "groupnorm_converged": o["stats"]["converged"],
-                     "n_images": n_time, "k_blocks": p["k"], "angles_rotated_sparse": len(need),
-                     "angles_rotated_full": N_ANGLES, "time_sparse_s": t_sparse, "time_full_s": t_full,
-                     "speedup": t_full / t_sparse, "accuracy_sparse": float(np.mean(pred_s == Yt)),
-                     "accuracy_full": float(np.mean(pred_f == Yt))})
-    claims = [
-        claim("test-time-speedup", "Test-time evaluation with the top-8 blocks is 2.5-3x (here: at least 2.5x) "
-              "faster than with the full model.", all(r["speedup"] >= 2.5 for r in rows),
-              "; ".join(f"{r['pair']}: {r['speedup']:.2f}x ({r['angles_rotated_sparse']} of 11 rotations)" for r in rows)),
-        claim("no-accuracy-loss", "The top-8-block model loses at most 0.01 accuracy against the full model.",
-              all(r["accuracy_sparse"] >= r["accuracy_full"] - 0.01 for r in rows),
-              "; ".join(f"{r['pair']}: {r['accuracy_sparse']:.3f} vs {r['accuracy_full']:.3f}" for r in rows)),
-    ]
+        pipeline(sparse, need[:1])   # warm-up: imports and first-call costs are not the pipeline's
+        t_sparse, t_full = [], []
+        for _ in range(p["repeats"]):   # interleaved: both pipelines under the same conditions in each repeat
+            t0 = time.perf_counter(); pred_s = pipeline(sparse, need); t_sparse.append(time.perf_counter() - t0)
+            t0 = time.perf_counter(); pred_f = pipeline(full_model, list(range(N_ANGLES))); t_full.append(time.perf_counter() - t0)
+        # the timed pipelines predict what the models predict on the cached features (rotation matrices)
+        Fc = d.F_test[sel]
+        ref_s, _ = sparse.predict(o["w"], StateFeatures(Fc))
+        ref_f, _ = full_model.predict(o["w"], StateFeatures(Fc))
+        mismatch.append((name, int(np.sum(pred_s != ref_s)), int(np.sum(pred_f != ref_f)), len(Yt)))
+        cells[name] = speedup_cell(name, t_sparse, t_full)
+        sp = np.array(t_full) / np.array(t_sparse)
+        rows.append({"pair": name, "groupnorm_gap": o["stats"]["gap"], "groupnorm_fixed_point": o["stats"]["fixed_point"],
+                     "n_images": n_time, "k_blocks": p["k"], "blocks_kept": int(keep.sum()),
+                     "angles_rotated_sparse": len(need), "angles_rotated_full": N_ANGLES, "repeats": p["repeats"],
+                     "time_sparse_s": float(np.median(t_sparse)), "time_full_s": float(np.median(t_full)),
+                     "speedup": float(np.median(sp)), "speedup_min": float(sp.min()), "speedup_max": float(sp.max()),
+                     "speedup_bound": N_ANGLES / len(need),
+                     "accuracy_sparse": float(np.mean(pred_s == Yt)), "accuracy_full": float(np.mean(pred_f == Yt))})
+    claims = [speedup_claim(cells, p["k"])]
+    checks = [{**stats.check(
+        "pipelines-exact", "The timed pipelines (scikit-image rotation of the needed angles only, PCA, inference) "
+        "predict exactly what the sparse and full models predict on the cached features.",
+        all(ms == 0 and mf == 0 for _, ms, mf, _ in mismatch),
+        "; ".join(f"{nm}: {ms} / {mf} of {n} predictions differ (sparse / full)" for nm, ms, mf, n in mismatch),
+        n=sum(n for *_, n in mismatch)), "item": "Table 2"}]
     ctx.note("Both pipelines rotate with skimage.transform.rotate and project with the pair's PCA; the full "
-             "22-block model needs only 11 rotations because the two labels share each angle's features.")
-    return {"rows": rows, "claims": claims, "seeds": {"subsample": {f"{a}-{b}": s for (a, b), s in seeds.items()}}}
+             "22-block model needs only 11 rotations because the two labels share each angle's features; the "
+             "sparse model keeps only non-zero blocks and rotates only the angles they use.")
+    return {"rows": rows, "claims": claims, "checks": checks, "seeds": _seed_artifact(seeds)}
+
+
+def speedup_cell(pair: str, t_sparse, t_full) -> dict:
+    """One pair's "2.5-3 times faster": the sparse pipeline more than 2.5x faster, decided over the timing
+    repeats (paired: both pipelines timed in the same repeat, interleaved).  Values: log seconds, the sparse
+    one scaled by the paper's lower bound 2.5, so "lower" means a speed-up above 2.5; threshold 0 (the 2.5x
+    itself is the practical bar)."""
+    lo = PAPER_TABLE2["speedup_claim"][0]
+    return stats.paired_claim(f"speedup-{pair}", "", np.log(lo * np.asarray(t_sparse, float)),
+                              np.log(np.asarray(t_full, float)), better="lower", unit="timing repeat", threshold=0.0,
+                              what=f"log(t_full / ({lo:g} t_sparse))", names=("sparse", "full"))
+
+
+def speedup_claim(cells: dict, k: int = 8) -> dict:
+    lo, hi = PAPER_TABLE2["speedup_claim"]
+    return {**stats.all_cells_claim(
+        "test-time-speedup", f"Test-time evaluation (rotation, PCA, inference) with the top-{k} blocks is "
+        f"{lo:g}-{hi:g}x (here: more than {lo:g}x) faster than with the full model, in every pair.",
+        cells, unit="timing repeat", evidence_prefix="per pair (paired over interleaved repeats): "),
+        "item": "Table 2"}

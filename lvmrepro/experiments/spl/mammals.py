@@ -13,7 +13,9 @@ import numpy as np
 from lvmrepro.datasets.mammals import (
     initial_positions, prefetch_features, split_examples,
 )
+from lvmrepro import stats
 from lvmrepro.experiments import claim, target
+from lvmrepro.params import Float, Int, List
 from lvmrepro.lssvm.models.mammals import build
 
 # SPL paper, Table 2 (p. 8): mean +- std over five folds.
@@ -38,7 +40,7 @@ def _spl_task(args):
     from lvmrepro.lssvm import CCCP, CuttingPlane, SelfPaced, latent_objective
     split, p, seed_init, record = args
     train, test = split_examples(split, p["n_train"], p["n_test"], p["subsample_seed"])
-    out = {"split": split}
+    out = {"split": split, "n_train": len(train), "n_test": len(test)}
     H0 = initial_positions(train, "random", np.random.default_rng(seed_init))
     for name in ("CCCP", "SPL"):
         model, X, Y = build(train)
@@ -70,6 +72,57 @@ def _spl_task(args):
     return out
 
 
+def table2_claims(runs, p) -> list[dict]:
+    """The claims of Table 2 (Sec. 5.4), decided on the five splits (the paper's folds), paired by split:
+    both learners start from the same random boxes on each split."""
+    tol = p["C"] * p["eps"]
+    one_train = 100.0 / runs[0]["n_train"]
+    one_test = 100.0 / runs[0]["n_test"]
+    def col(method, key):
+        return np.array([r[method][key] for r in runs], float)
+    d_obj = col("CCCP", "objective") - col("SPL", "objective")
+    paper = {r["method"]: r for r in PAPER_SPL_TABLE2["rows"]}
+    out = [
+        # Practical threshold C*eps: the paper's own "significantly lower (more than tolerance)".  Our
+        # objective is not on the paper's scale (other HOG features), so its effect (4.70 - 4.53) is not
+        # compared.
+        stats.paired_claim("spl-lower-objective", "SPL reaches a lower objective than CCCP, by more than the "
+                           f"tolerance C eps = {tol:g} (paired over the splits).",
+                           col("SPL", "objective"), col("CCCP", "objective"), better="lower", unit="split",
+                           threshold=tol, names=("SPL", "CCCP"), what="objective",
+                           note=f"Paper: {paper['SPL']['objective'][0]} vs {paper['CCCP']['objective'][0]} "
+                                "(mean over folds; other features, so another scale)."),
+        claim("spl-lower-objective-every-fold", "SPL's objective is lower than CCCP's by more than the tolerance "
+              f"C eps = {tol:g} on every split (paper: 'for all folds').", bool(np.all(d_obj > tol)),
+              "CCCP - SPL per split: " + ", ".join(f"{d:+.4f}" for d in d_obj)
+              + f"; beyond the tolerance on {int(np.sum(d_obj > tol))} of {len(d_obj)}.",
+              test="every split: CCCP - SPL > C eps", n=len(d_obj)),
+        # Practical thresholds: one training image (100/245 points) and one test image (100/26 points), the
+        # smallest differences the sets can show.  The paper's own mean improvements (0.33 and 1.54 points)
+        # are both below one image.
+        stats.paired_claim("spl-train-loss", "SPL's training loss is lower than CCCP's (paired over the splits; "
+                           "paper: better on 4 folds).", col("SPL", "train_loss"), col("CCCP", "train_loss"),
+                           better="lower", unit="split", threshold=one_train, names=("SPL", "CCCP"),
+                           what="training loss (points)",
+                           paper_effect=paper["CCCP"]["train_loss"][0] - paper["SPL"]["train_loss"][0]),
+        stats.paired_claim("spl-test-loss", "SPL's test loss is lower than CCCP's (paired over the splits; paper: "
+                           "about 4 points better on 2 folds).", col("SPL", "test_loss"), col("CCCP", "test_loss"),
+                           better="lower", unit="split", threshold=one_test, names=("SPL", "CCCP"),
+                           what="test loss (points)",
+                           paper_effect=paper["CCCP"]["test_loss"][0] - paper["SPL"]["test_loss"][0]),
+    ]
+    margin = {"objective": tol, "train_loss": 0.0, "test_loss": 0.0}
+    worse = [f"split {r['split']} {key.replace('_', ' ')}" for r in runs for key in margin
+             if r["SPL"][key] - r["CCCP"][key] > margin[key]]
+    out.append(claim("cccp-never-better", "CCCP never outperforms SPL on any of the three measures in any split "
+                     "(objective beyond C eps; losses by at least one image).", not worse,
+                     "CCCP better on: " + (", ".join(worse) if worse else "none")
+                     + f" ({len(runs)} splits x 3 measures).", test="count over splits x measures", n=3 * len(runs)))
+    for c in out:
+        c["item"] = "Table 2"
+    return out
+
+
 SPL_SCALES = {
     "smoke": {"splits": [1], "n_train": 18, "n_test": 12, "C": 10.0, "eps": 1e-3, "gap_tol": 0.05, "mu": 1.3,
               "T0": 2, "max_iter": 3, "subsample_seed": 0, "record_split": 1},
@@ -80,8 +133,27 @@ SPL_SCALES = {
 }
 
 
-@target("spl.table2", title="Object localisation on mammals: CCCP vs self-paced learning",
-        scales=SPL_SCALES, paper=PAPER_SPL_TABLE2, notebook="notebooks/spl/05_mammals")
+def _check_table2_params(p):
+    if p["record_split"] not in p["splits"]:
+        raise ValueError(f"record_split ({p['record_split']}) must be one of the splits {p['splits']}")
+    if len(set(p["splits"])) != len(p["splits"]):
+        raise ValueError(f"splits must be distinct; got {p['splits']}")
+
+
+TABLE2_PARAMS = {
+    "splits": List("int", lo=1, hi=5, help="which of the five 90/10 splits"),
+    "n_train": Int(2, optional=True, help="training images per split (none: all 245)"),
+    "n_test": Int(1, optional=True, help="test images per split (none: all 26)"),
+    "C": Float(0, lo_open=True), "eps": Float(0, 1, lo_open=True, hi_open=True),
+    "gap_tol": Float(0, lo_open=True, help="inner duality gap"),
+    "mu": Float(1, lo_open=True), "T0": Int(0), "max_iter": Int(1), "subsample_seed": Int(0),
+    "record_split": Int(1, 5, help="the split whose boxes Figure 4 shows"),
+}
+
+
+@target("spl.table2", title="Object localisation on mammals: CCCP vs self-paced learning", item="Table 2",
+        scales=SPL_SCALES, paper=PAPER_SPL_TABLE2, notebook="notebooks/spl/05_mammals",
+        params=TABLE2_PARAMS, check_params=_check_table2_params)
 def spl_table2(ctx):
     """Objective, training and test loss (mean +- std over the splits) of CCCP and SPL."""
     p = ctx.params
@@ -100,30 +172,7 @@ def spl_table2(ctx):
         row["n_splits"] = len(runs)
         row["converged_count"] = sum(bool(r[name]["converged"]) for r in runs)
         rows.append(row)
-    c, s = rows
-    tol = p["C"] * p["eps"]
-    per_fold = [r["CCCP"]["objective"] - r["SPL"]["objective"] for r in runs]
-    def loss_claim(key, what):
-        sv, cv = s[f"{key}_mean"], c[f"{key}_mean"]
-        tie = " (a tie: does not hold)" if sv == cv else ""
-        return claim(f"spl-{key.replace('_', '-')}", f"SPL's {what} is lower than CCCP's (mean over splits; a tie does not count).",
-                     sv < cv, f"SPL {sv:.2f}% vs CCCP {cv:.2f}%{tie}")
-
-    claims = [
-        claim("spl-lower-objective", f"SPL reaches a lower objective than CCCP (mean over splits), by more than the "
-              f"tolerance C*eps = {tol:g}.",
-              c["objective_mean"] - s["objective_mean"] > tol,
-              f"SPL {s['objective_mean']:.3f} vs CCCP {c['objective_mean']:.3f} "
-              f"(CCCP - SPL = {c['objective_mean'] - s['objective_mean']:+.3f})"),
-        claim("spl-lower-objective-every-fold", f"SPL's objective is lower than CCCP's by more than the tolerance C*eps = {tol:g} on every split.",
-              all(d > tol for d in per_fold), "CCCP - SPL per split: " + ", ".join(f"{d:.3f}" for d in per_fold)),
-        loss_claim("train_loss", "training loss"),
-        loss_claim("test_loss", "test loss"),
-    ]
-    worse = [f"split {r['split']} {key}" for r in runs for key in ("objective", "train_loss", "test_loss")
-             if r["CCCP"][key] < r["SPL"][key]]
-    claims.append(claim("cccp-never-better", "CCCP never outperforms SPL on any of the three measures in any split.",
-                        not worse, "CCCP better on: " + (", ".join(worse) if worse else "none")))
+    claims = table2_claims(runs, p)
     slim = [{k: (v if k not in ("CCCP", "SPL") else {kk: vv for kk, vv in v.items() if kk != "solves"})
              for k, v in r.items()} for r in runs]
     recorded = next((r for r in runs if r["split"] == p["record_split"]), None)
@@ -135,7 +184,7 @@ def spl_table2(ctx):
                       f"{ctx.jobs} parallel job(s); cpu_s: its CPU time"]}
 
 
-@target("spl.fig4", requires=("spl.table2",), title="Imputed boxes of an easy and a hard image over the iterations (CCCP vs SPL)",
+@target("spl.fig4", requires=("spl.table2",), item="Figure 4", title="Imputed boxes of an easy and a hard image over the iterations (CCCP vs SPL)",
         scales={"smoke": {}, "default": {}, "paper": {}}, paper=PAPER_SPL_FIG4, notebook="notebooks/spl/05_mammals")
 def spl_fig4(ctx):
     """Boxes imputed at every convex solve for an easy and a hard training image; SPL's selection."""
@@ -164,8 +213,49 @@ def spl_fig4(ctx):
                              "box": list(dm.box_of(ex, s["H"][i], W, Hh)),
                              "selected": True if s["v"] is None else bool(s["v"][i] > 0), "width": W, "height": Hh})
     n_sel = [int(v.sum()) for v in V]
-    return {"rows": rows, "claims": [claim(
-        "spl-grows-selection", "SPL starts with a subset of the images (more than half) and ends with all of them.",
-        bool(n_sel) and n_sel[0] < V.shape[1] and n_sel[0] > V.shape[1] / 2 and n_sel[-1] == V.shape[1],
-        f"selected per SPL solve: {n_sel} of {V.shape[1]}")],
-        "artifacts": {"selected_per_solve": n_sel, "easy": rec["names"][easy], "hard": rec["names"][hard]}}
+    n = V.shape[1]
+    per_iter = {int(r["split"]): [int(h["n_selected"]) for h in r["SPL"]["history"][1:]]
+                for r in res["artifacts"]["runs"]}
+    # transitions between outer iterations while some image is still left out (after that it is CCCP)
+    steps = [(k, a, b) for k, seq in per_iter.items() for a, b in zip(seq, seq[1:]) if a < n]
+    drops = [(k, a, b) for k, a, b in steps if b < a]
+    low = int(np.argmin(n_sel)) if n_sel else 0
+    within = (f" Per convex solve (split {p['record_split']}, alternate convex search included) the selection "
+              f"falls from {n_sel[0]} to {n_sel[low]} (solve {low + 1} of SPL's {len(n_sel)}) and ends at {n_sel[-1]}."
+              if n_sel and n_sel[low] < n_sel[0] else "")
+    claims = [
+        {**claim("spl-selection-grows", "SPL uses more images from one iteration to the next (Sec. 4: K is "
+                 "annealed, 'introducing more and more (difficult) samples from one iteration to the next'; "
+                 "Fig. 4: the hard image is left out first and used later).", not drops,
+                 "images selected per outer iteration: " + "; ".join(f"split {k}: {seq}" for k, seq in per_iter.items())
+                 + f" (of {n}); decreases while not all are selected: "
+                 + (", ".join(f"split {k} {a} -> {b}" for k, a, b in drops) if drops else "none") + "." + within,
+                 test="every transition between outer iterations, every split", n=len(steps)), "item": "Figure 4"},
+        {**stats.untestable("spl-hard-box-accurate", "At convergence SPL localises the hard image better than CCCP "
+                            "(its box covers the animal, CCCP's does not).",
+                            "the mammals data have image-level labels only: no ground-truth box to score a box "
+                            "against (the figure shows both boxes for the reader to judge)"), "item": "Figure 4"},
+    ]
+    left_out = int(first_sel[hard])
+    stopped = {int(r["split"]): bool(r["SPL"]["converged"]) for r in res["artifacts"]["runs"]}
+    ends = {k: seq[-1] == n for k, seq in per_iter.items() if stopped[k]}
+    checks = [
+        {**stats.check("fig4-first-selection", "SPL's first selection holds more than half of the images (the "
+                       "paper's rule for K0).", bool(n_sel) and n_sel[0] > n / 2,
+                       f"split {p['record_split']}: {n_sel[0] if n_sel else 0} of {n}; first per-iteration "
+                       "selection of every split: " + ", ".join(f"{seq[0]}" for seq in per_iter.values()),
+                       n=len(per_iter)), "item": "Figure 4"},
+        {**stats.check("fig4-ends-all", "Every SPL run that stops by its rule ends with every image selected.",
+                       all(ends.values()), f"{sum(ends.values())} of {len(ends)} runs stopped by the rule; "
+                       f"{len(per_iter) - len(ends)} hit the iteration cap.", n=len(ends)),
+         "item": "Figure 4"},
+        {**stats.check("fig4-hard-left-out", "The image shown as 'hard' is left out of SPL's first solves (it is "
+                       "chosen as the one selected last).", left_out > 0,
+                       f"{rec['names'][hard]} is left out of the first {left_out} of SPL's {len(n_sel)} solves.",
+                       n=len(n_sel)), "item": "Figure 4"},
+    ]
+    return {"rows": rows, "claims": claims, "checks": checks,
+            "artifacts": {"selected_per_solve": n_sel, "selected_per_iteration": per_iter, "n_images": n,
+                          "K_per_iteration": {int(r["split"]): [h["K"] for h in r["SPL"]["history"][1:]]
+                                              for r in res["artifacts"]["runs"]},
+                          "easy": rec["names"][easy], "hard": rec["names"][hard], "hard_left_out_solves": left_out}}

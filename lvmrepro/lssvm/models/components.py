@@ -37,7 +37,6 @@ import numpy as np
 
 from lvmrepro.datasets.hog_mirror import mirror_permutation
 from lvmrepro.lssvm.base import EnumerableLatent, InferenceTerms, LatentModel
-# TODO(engine, issue 11): import these from lvmrepro.lssvm.features once it is on main
 from lvmrepro.lssvm.features import LatentTable, RaggedFeatures, segment_argmax
 from lvmrepro.validation import as_float_vector
 
@@ -90,16 +89,25 @@ class ComponentMixtureModel(LatentModel, EnumerableLatent):
             W[:, self.dim] = as_float_vector(b, "offsets b", size=self.n_components)
         return self._check_w(W.ravel())
 
-    def groups(self) -> list[np.ndarray]:
-        """The group-norm blocks: component ``k`` owns ``w[k * block_size : (k + 1) * block_size]``
-        (its template and its offset)."""
-        return [np.arange(k * self.block_size, (k + 1) * self.block_size) for k in range(self.n_components)]
+    def groups(self, *, with_offset: bool = False) -> list[np.ndarray]:
+        """The group-norm blocks, one per component: its template ``t_k`` (``with_offset``: and its offset).
+
+        By default the offsets are left out of the groups (they stay in the l2 term).  A component whose
+        whole block, offset included, is zero scores 0 on every window, so it takes part in the max and
+        makes every negative a margin violator (slack >= 1): pruning it would cost ``C/n`` per negative,
+        and the group norm could not prune anything without also wrecking the others.  With the template
+        alone in the group, a pruned component (template exactly zero) scores the constant ``beta b_k``,
+        which the hinge drives below every positive's score, and it is dropped from the model as DPM
+        drops pruned components (:meth:`restrict`)."""
+        size = self.block_size if with_offset else self.dim
+        return [np.arange(k * self.block_size, k * self.block_size + size) for k in range(self.n_components)]
 
     def block_norms(self, w) -> np.ndarray:
-        return np.linalg.norm(self._check_w(w).reshape(self.n_components, self.block_size), axis=1)
+        """Norm of each component's template (the group-norm block; see :meth:`groups`)."""
+        return np.linalg.norm(self.templates(w)[0], axis=1)
 
     def surviving_components(self, w, tol: float = 0.0) -> np.ndarray:
-        """Indices of the components whose block norm exceeds ``tol`` (group norm prunes to exactly 0)."""
+        """Indices of the components whose template norm exceeds ``tol`` (group norm prunes to exactly 0)."""
         return np.flatnonzero(self.block_norms(w) > tol)
 
     def restrict(self, w, keep) -> tuple["ComponentMixtureModel", np.ndarray]:
@@ -183,6 +191,37 @@ class ComponentMixtureModel(LatentModel, EnumerableLatent):
         S = self.window_scores(w, X)
         arg, best = self._best_candidates(S, X)
         return best, self._latent_of(arg)
+
+    def best_on_rows(self, w, X, rows, windows=None) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`decision_values` with the search restricted to the windows ``rows`` (sorted, distinct
+        indices into ``X.Phi``): ``(s, H)`` per image, ``s = -inf`` and ``H = (0, 0, 0)`` for an image
+        with no window in ``rows``.  Only those windows are scored (a solver's working set of windows);
+        ``windows``: ``X.Phi[rows]`` if the caller keeps it (saves the gather)."""
+        X = self._check_X(X)
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.ndim != 1 or (rows.size and (rows[0] < 0 or rows[-1] >= len(X.Phi) or np.any(np.diff(rows) <= 0))):
+            raise ValueError(f"rows must be sorted distinct window indices in 0..{len(X.Phi) - 1}")
+        if windows is not None and (not isinstance(windows, np.ndarray) or windows.shape != (len(rows), self.dim)):
+            raise ValueError(f"windows must be X.Phi[rows], shape ({len(rows)}, {self.dim})")
+        best = np.full(len(X), -np.inf)
+        H = np.zeros((len(X), 3), dtype=np.int64)
+        if rows.size == 0:
+            return best, H
+        width = 2 * self.n_components
+        S = self._member_scores(w, X.Phi[rows] if windows is None else windows).reshape(len(rows), width)
+        img = X.seg[rows]
+        first = np.flatnonzero(np.r_[True, img[1:] != img[:-1]])     # first row of each image present
+        row_best = S.max(axis=1)
+        arg_in_row = S.argmax(axis=1)                                  # lowest (m, k) among ties
+        seg_max = np.maximum.reduceat(row_best, first)
+        seg_of_row = np.repeat(np.arange(len(first)), np.diff(np.r_[first, len(rows)]))
+        cand = np.where(row_best == seg_max[seg_of_row], np.arange(len(rows)), len(rows))
+        pick = np.minimum.reduceat(cand, first)                        # lowest row among ties
+        images = img[first]
+        best[images] = seg_max
+        j = (rows[pick] - X.starts[images]) * width + arg_in_row[pick]
+        H[images] = self._latent_of(j)
+        return best, H
 
     # ----------------------------------------------------------------- the oracle interface
     def n_samples(self, X) -> int:
@@ -303,8 +342,8 @@ class ComponentMixtureModel(LatentModel, EnumerableLatent):
         return H
 
     # ----------------------------------------------------------------- EnumerableLatent
-    def latent_table(self, w, X, Y, examples=None):
-        """``(values, starts, counts)``: ``w.phi(x_i, y_i, h)`` for every candidate ``h`` of every
+    def latent_table(self, w, X, Y, examples=None) -> LatentTable:
+        """:class:`~lvmrepro.lssvm.features.LatentTable` ``(values, starts, counts)``: ``w.phi(x_i, y_i, h)`` for every candidate ``h`` of every
         example (of ``examples`` only, in that order, when given: only their windows are scored), in
         candidate order ``j = (p * 2 + m) * K + k``; all zero for negatives."""
         X = self._check_X(X)
@@ -321,7 +360,7 @@ class ComponentMixtureModel(LatentModel, EnumerableLatent):
         values = self._member_scores(w, X.Phi[rows]).ravel()
         counts = X.counts[examples] * width
         values[np.repeat(Y[examples] == NEGATIVE, counts)] = 0.0
-        return values, np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64), counts
+        return LatentTable(values, np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64), counts)
 
     def latent_at(self, X, index) -> np.ndarray:
         X = self._check_X(X)

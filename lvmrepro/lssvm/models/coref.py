@@ -38,13 +38,14 @@ import numpy as np
 from lvmrepro.coref import losses as L
 from lvmrepro.coref.features import N_FEATURES, PairFeatures
 from lvmrepro.coref.forest import (
-    check_backend, check_forest, check_labels, forest_clustering, forest_from_edges, forest_kernel,
+    bucket_kernel, check_backend, fast_canonical, table_scores, check_forest, check_labels, forest_clustering, forest_from_edges, forest_kernel,
     forest_pairs, greedy_kernel, max_spanning_forest, value_rank,
 )
 from lvmrepro.datasets.litbank import canonical_clustering
 from lvmrepro.lssvm.base import InferenceTerms, LatentModel
 
 LOSSES = ("mitre", "pairwise")
+FOREST_METHODS = ("bucket", "prim")
 INIT_RULES = ("chain", "random")
 
 
@@ -53,10 +54,13 @@ class CorefModel(LatentModel):
 
     ``wrong_link_cost`` is Yu & Joachims' ``r`` of the MITRE loss; ``greedy_passes`` bounds the passes
     of the pairwise greedy.  ``backend="numpy"`` runs the plain references of the forest kernels.
+    ``forest``: the maximum spanning forests of prediction and MITRE loss-augmented inference by
+    Kruskal over feature-row buckets (``"bucket"``, the default: cost ~ the pairs above the threshold)
+    or by Prim on the complete graph (``"prim"``, O(n^2)); both are exact (same weight, same trees).
     """
 
     def __init__(self, loss: str = "mitre", *, n_features: int = N_FEATURES, wrong_link_cost: float = 1.0,
-                 greedy_passes: int = 50, backend: str = "cython"):
+                 greedy_passes: int = 50, backend: str = "cython", forest: str = "bucket"):
         if loss not in LOSSES:
             raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
         if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
@@ -68,6 +72,9 @@ class CorefModel(LatentModel):
         self.wrong_link_cost = float(wrong_link_cost)
         self.greedy_passes = int(greedy_passes)
         self.backend = check_backend(backend)
+        if forest not in FOREST_METHODS:
+            raise ValueError(f"forest must be one of {FOREST_METHODS}; got {forest!r}")
+        self.forest = forest
 
     # ----------------------------------------------------------------- checks
     def _check_X(self, X) -> PairFeatures:
@@ -131,9 +138,20 @@ class CorefModel(LatentModel):
         counts = np.bincount(np.concatenate(rows), weights=np.concatenate(wts), minlength=len(X.table))
         return counts @ X.table
 
+    def joint_features(self, X, Y, H) -> np.ndarray:
+        """``(n_docs, size_w)``: every document's ``phi(x, y, h) = sum of its forest's pair features``."""
+        X = self._check_X(X)
+        if len(H) != len(X):
+            raise ValueError(f"H has {len(H)} forests for {len(X)} documents")
+        out = np.empty((len(X), self.size_w))
+        for d, n in enumerate(X.n_mentions):
+            rows = X.index[d][forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]
+            out[d] = X.table[rows].sum(axis=0)
+        return out
+
     def score(self, w, X, Y, H) -> np.ndarray:
         X, w = self._check_X(X), self._check_w(w)
-        tw = X.table @ w
+        tw = table_scores(X.table, w, self.backend)
         return np.array([tw[X.index[d][forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
                          for d, n in enumerate(X.n_mentions)])
 
@@ -154,15 +172,21 @@ class CorefModel(LatentModel):
         return out
 
     # ----------------------------------------------------------------- inference
-    # Each document's pair scores are ``tw[X.index[d]]`` with ``tw = X.table @ w``; the compiled kernels
+    # Each document's pair scores are ``tw[X.index[d]]`` with ``tw = table_scores(X.table, w, self.backend)``; the compiled kernels
     # read them through the index (no gather), the numpy backend gets them gathered.
     def _gold(self, Y, d: int, n: int) -> np.ndarray:
         # canonical ids: the kernels and the loss constants count clusters as max id + 1
-        return canonical_clustering(check_labels(Y[d], n, f"clustering of document {d}"))
+        return fast_canonical(check_labels(Y[d], n, f"clustering of document {d}"))
 
-    def _forest(self, tw, idx, n, *, allowed=None, gold=None, same=0.0, diff=0.0, threshold=0.0):
-        """``(parent, total, clustering)``; the clustering is only computed when ``allowed`` is None."""
+    def _forest(self, tw, idx, n, *, allowed=None, gold=None, same=0.0, diff=0.0, threshold=0.0, buckets=None):
+        """``(parent, total, clustering)``; the clustering is only computed when ``allowed`` is None.
+        ``buckets`` (the document's :meth:`PairFeatures.by_row`): Kruskal over buckets instead of Prim
+        (only without ``allowed``, with a finite threshold)."""
         if self.backend == "cython":
+            if buckets is not None and allowed is None:
+                out = bucket_kernel(tw, buckets, n, gold, same, diff, threshold)
+                if out is not None:
+                    return out
             return forest_kernel(tw, idx, n, allowed, gold, same, diff, threshold)
         h, total = max_spanning_forest(tw[idx], n, allowed=allowed, gold=gold, same_bonus=same, diff_bonus=diff,
                                        threshold=threshold, backend="numpy")
@@ -171,24 +195,27 @@ class CorefModel(LatentModel):
     def _complete(self, tw, idx, y):
         return self._forest(tw, idx, len(y), allowed=y, threshold=-np.inf)[:2]
 
-    def _predict(self, tw, idx, n):
-        h, total, y = self._forest(tw, idx, n)
+    def _buckets(self, X, d):
+        return X.by_row(d) if (self.forest == "bucket" and self.backend == "cython") else None
+
+    def _predict(self, tw, idx, n, bk=None):
+        h, total, y = self._forest(tw, idx, n, buckets=bk)
         return y, h, total
 
-    def _augmented(self, tw, idx, y, rank=None):
+    def _augmented(self, tw, idx, y, rank=None, bk=None):
         """``(ybar, hbar, aug)`` of one document (pair scores ``tw[idx]``, gold clustering ``y``;
         ``rank = value_rank(tw)``, needed by the pairwise greedy)."""
         n = len(y)
         n_links = n - (int(y.max()) + 1 if n else 0)
         if self.loss_kind == "mitre":
-            lam = L.mitre_scale(y)
-            h, total, ybar = self._forest(tw, idx, n, gold=y, same=-lam, diff=lam * self.wrong_link_cost)
+            lam = 100.0 / max(n_links, 1)     # L.mitre_scale(y) for a canonical y
+            h, total, ybar = self._forest(tw, idx, n, gold=y, same=-lam, diff=lam * self.wrong_link_cost, buckets=bk)
             return ybar, h, total + lam * n_links
         lam = L.pairwise_scale(y)
         y_greedy, _ = greedy_kernel(tw, idx, rank, y, lam, self.greedy_passes, backend=self.backend)
         h_greedy, t_greedy = self._complete(tw, idx, y_greedy)
         h_gold, t_gold = self._complete(tw, idx, y)
-        y_pred, h_pred, t_pred = self._predict(tw, idx, n)
+        y_pred, h_pred, t_pred = self._predict(tw, idx, n, bk)
         candidates = [(t_greedy + L.pairwise_loss(y, y_greedy), y_greedy, h_greedy),
                       (t_gold, y, h_gold),
                       (t_pred + L.pairwise_loss(y, y_pred), y_pred, h_pred)]
@@ -197,7 +224,7 @@ class CorefModel(LatentModel):
 
     def impute_latent(self, w, X, Y):
         X, w = self._check_X(X), self._check_w(w)
-        tw = X.table @ w
+        tw = table_scores(X.table, w, self.backend)
         H, best = [], np.empty(len(X))
         for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
             h, best[d] = self._complete(tw, idx, self._gold(Y, d, int(n)))
@@ -206,43 +233,46 @@ class CorefModel(LatentModel):
 
     def loss_augmented_inference(self, w, X, Y):
         X, w = self._check_X(X), self._check_w(w)
-        tw = X.table @ w
+        tw = table_scores(X.table, w, self.backend)
         rank = value_rank(tw) if self.loss_kind == "pairwise" else None
         Ybar, Hbar, aug = [], [], np.empty(len(X))
         for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
-            ybar, hbar, aug[d] = self._augmented(tw, idx, self._gold(Y, d, int(n)), rank)
+            ybar, hbar, aug[d] = self._augmented(tw, idx, self._gold(Y, d, int(n)), rank, self._buckets(X, d))
             Ybar.append(ybar)
             Hbar.append(hbar)
         return Ybar, Hbar, aug
 
     def predict(self, w, X):
         X, w = self._check_X(X), self._check_w(w)
-        tw = X.table @ w
+        tw = table_scores(X.table, w, self.backend)
         Y, H = [], []
-        for idx, n in zip(X.index, X.n_mentions):
-            y, h, _ = self._predict(tw, idx, int(n))
+        for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
+            y, h, _ = self._predict(tw, idx, int(n), self._buckets(X, d))
             Y.append(y)
             H.append(h)
         return Y, H
 
-    def inference_terms(self, w, X, Y, H=None) -> InferenceTerms:
-        """All objective terms from one pass (one product ``table @ w`` for everything)."""
+    def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
+        """All objective terms from one pass (one product ``table @ w`` for everything); ``complete=False``
+        skips the latent completion (``best``/``h_best`` are then ``None``), as the cutting plane asks."""
         X, w = self._check_X(X), self._check_w(w)
-        tw = X.table @ w
+        tw = table_scores(X.table, w, self.backend)
         rank = value_rank(tw) if self.loss_kind == "pairwise" else None
         n_docs = len(X)
-        terms = dict(ybar=[], hbar=[], h_best=[], aug=np.empty(n_docs), best=np.empty(n_docs))
+        terms = dict(ybar=[], hbar=[], aug=np.empty(n_docs))
+        best, h_best = (np.empty(n_docs), []) if complete else (None, None)
         fixed = None if H is None else np.empty(n_docs)
         for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
             y = self._gold(Y, d, int(n))
-            ybar, hbar, terms["aug"][d] = self._augmented(tw, idx, y, rank)
-            h_best, terms["best"][d] = self._complete(tw, idx, y)
+            ybar, hbar, terms["aug"][d] = self._augmented(tw, idx, y, rank, self._buckets(X, d))
             terms["ybar"].append(ybar)
             terms["hbar"].append(hbar)
-            terms["h_best"].append(h_best)
+            if complete:
+                hb, best[d] = self._complete(tw, idx, y)
+                h_best.append(hb)
             if H is not None:
                 fixed[d] = tw[idx[forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
-        return InferenceTerms(fixed=fixed, **terms)
+        return InferenceTerms(fixed=fixed, best=best, h_best=h_best, **terms)
 
     # ----------------------------------------------------------------- initial latent values
     def init_latent(self, X, Y, how: str = "chain", rng: np.random.Generator | None = None):

@@ -17,7 +17,7 @@ from lvmrepro._kernels import latent_search as _ls
 from lvmrepro._kernels import latent_search_ref as _ls_ref
 from lvmrepro.lssvm.base import EnumerableLatent, LatentModel
 from lvmrepro.lssvm.features import LatentTable, StateBlocks, StateFeatures, as_state_features
-from lvmrepro.validation import as_label_array, as_weight_vector
+from lvmrepro.validation import MAX_COORDINATE, as_label_array, as_weight_vector
 
 
 class EnumerableStatesModel(LatentModel, EnumerableLatent):
@@ -64,8 +64,8 @@ class EnumerableStatesModel(LatentModel, EnumerableLatent):
         loss_table = np.ascontiguousarray(loss_table, dtype=np.float64)
         if loss_table.shape != (self.n_labels, self.n_labels):
             raise ValueError(f"loss_table must be ({self.n_labels}, {self.n_labels}); got {loss_table.shape}")
-        if not np.all(np.isfinite(loss_table)) or np.any(loss_table < 0):
-            raise ValueError("loss_table must hold finite, non-negative losses")
+        if not np.all(np.isfinite(loss_table)) or np.any(loss_table < 0) or np.any(loss_table > MAX_COORDINATE):
+            raise ValueError(f"loss_table must hold finite, non-negative losses (at most {MAX_COORDINATE:g})")
         if np.any(np.diag(loss_table) != 0):
             raise ValueError("loss_table must be zero on the diagonal (no loss for the true label)")
         self.loss_table = loss_table

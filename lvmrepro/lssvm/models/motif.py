@@ -44,6 +44,7 @@ import numpy as np
 
 from lvmrepro.kernels import check_dna_codes, motif_feature_counts, motif_scores_at, motif_start_scores
 from lvmrepro.lssvm.base import EnumerableLatent, InferenceTerms, LatentModel
+from lvmrepro.lssvm.features import LatentTable
 
 NO_MOTIF = -1
 PRIMER_POLICIES = ("overlap", "exclude")
@@ -221,8 +222,9 @@ class MotifModel(LatentModel, EnumerableLatent):
         Y = self.check_outputs(codes, Y)
         return self._loss_augmented(Y, *self._scan(w, codes, best_only=True))
 
-    def inference_terms(self, w, X, Y, H=None) -> InferenceTerms:
-        """Loss-augmented maxima and latent completions from one scan."""
+    def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
+        """Loss-augmented maxima and latent completions from one scan (the completion comes free
+        with the scan, so it is filled whatever ``complete`` says)."""
         codes = self.check_inputs(X)
         Y = self.check_outputs(codes, Y)
         scan = self._scan(w, codes, best_only=True)
@@ -249,17 +251,22 @@ class MotifModel(LatentModel, EnumerableLatent):
         return np.where(Y == 1, starts, NO_MOTIF).astype(np.int64)
 
     # ----------------------------------------------------------------- EnumerableLatent
-    def latent_table(self, w, X, Y):
-        """Candidates: every start for a positive (value ``background + diff(h)``), the single value
-        ``-1`` for a negative (value ``background``).  Returns ``(values, starts, counts)``."""
+    def latent_table(self, w, X, Y, examples=None) -> LatentTable:
+        """Candidates of ``examples`` (default: all, in order): every start for a positive (value
+        ``background + diff(h)``), the single value ``-1`` for a negative (value ``background``)."""
         codes = self.check_inputs(X)
         Y = self.check_outputs(codes, Y)
+        if examples is not None:
+            idx = np.asarray(examples, dtype=np.int64)
+            if idx.ndim != 1 or np.any(idx < 0) or np.any(idx >= len(Y)):
+                raise ValueError(f"examples must be indices in 0..{len(Y) - 1}")
+            codes, Y = codes[idx], Y[idx]
         diff, background = self._scan(w, codes, best_only=False)
         counts = np.where(Y == 1, self.n_starts, 1).astype(np.int64)
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
         keep = np.arange(self.n_starts)[None, :] < counts[:, None]
         values = np.where(Y[:, None] == 1, diff, 0.0) + background[:, None]
-        return values[keep], starts, counts
+        return LatentTable(values[keep], starts, counts)
 
     def latent_at(self, X, index, Y=None) -> np.ndarray:
         """Candidate indices back to latent values.  The candidates of a negative depend on its label,

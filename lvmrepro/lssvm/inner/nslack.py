@@ -1,0 +1,302 @@
+"""The n-slack cutting-plane method with cached planes (Tsochantaridis et al. 2005; Joachims, Finley & Yu
+2009, Sec. 3) for any latent SSVM model: one slack and one working set of planes per example.
+
+With latent values ``H`` fixed, the bound ``B(w; H) = 1/2||w||^2 + sum_i c_i xi_i(w)`` (``c_i = C v_i / n``)
+has one constraint ``xi_i >= Delta_i(ybar, hbar) + w.(phi(x_i, ybar, hbar) - phi(x_i, y_i, h_i))`` per
+example and output.  Each iteration calls the model's loss-augmented inference once for all examples
+at the current ``w`` (one *pass*), adds to example ``i``'s working set the plane of its answer when that
+plane is violated more than every plane already in the set, and re-solves the dual over all cached planes
+
+    max_a  sum_k a_k b_k - 1/2 ||sum_k a_k (p_{i(k)} - ghat_k)||^2,   a >= 0,  sum_{k in i} a_k <= c_i
+
+(``ghat_k = phi(x_i, ybar_k, hbar_k)``, ``b_k = Delta_i(ybar_k, hbar_k)``, ``p_i = phi(x_i, y_i, h_i)``) by
+an interior-point method on its primal (Clarabel; ``qp="ipm"``) or by block-wise SMO, the Cython kernel
+:mod:`lvmrepro._kernels.nslack_qp` (NumPy twin ``nslack_qp_ref``; ``qp="dcd"``).
+It stops at the certified gap ``min_t P(w_t) - D(a) <= tol``: every pass evaluates the exact primal
+``P`` (with the model's loss-augmented inference) and the cached problem's dual is a lower bound on
+the bound's minimum, because the cached problem has a subset of the constraints.  With an
+*approximate* loss-augmented inference (a greedy that may miss the maximiser) the primal is evaluated
+with, per example, the larger of the inference's answer and the best cached plane -- both lower bounds
+of the exact slack -- so the gap is then relative to the best answers known, not certified.
+
+Compared with the 1-slack method (:class:`~lvmrepro.lssvm.inner.cutting_plane.CuttingPlane`), which
+adds one aggregated plane per pass, each pass here adds up to ``n`` planes, and the QP over them is
+solved by coordinate ascent rather than over a dense Gram matrix; far fewer passes of the oracle are
+needed when a pass is expensive and the tolerance is tight.
+
+A plane depends on ``H`` only through ``p_i``, so the planes and their dual values are kept in the
+session and re-used exactly by the next solve (the next CCCP bound, or SPL's next selection: an
+example whose weight becomes 0 has its dual mass set to 0, and mass above a smaller ``c_i`` is scaled
+down, so the warm start is always feasible).  Planes that stayed inactive (zero dual mass) for
+``retire_after`` passes are dropped beyond ``max_planes`` per example.
+
+Models may offer ``joint_features(X, Y, H) -> (n, size_w)`` (every example's ``phi`` at once); the
+solver falls back to :meth:`~lvmrepro.lssvm.base.LatentModel.joint_feature` per example.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult, check_tol
+from lvmrepro.lssvm.objective import check_C, check_weights
+
+
+def solve_nslack_qp(G, b, starts, total, alpha, tol, *, max_epochs: int = 100_000, inner_steps: int = 4,
+                    order=None, backend: str = "cython"):
+    """``max_a sum a b - 1/2 ||a G||^2`` over ``{a >= 0, sum_{k in block i} a_k <= total_i}`` from a feasible
+    ``alpha`` (improved in place), to a cached-problem duality gap ``<= tol``.
+
+    Returns ``(alpha, w, epochs, gap)``.  ``order``: the blocks to visit (default: every block).
+    """
+    from lvmrepro._kernels import nslack_qp, nslack_qp_ref
+    try:
+        G = np.ascontiguousarray(G, dtype=np.float64)
+        b = np.ascontiguousarray(b, dtype=np.float64)
+        starts = np.ascontiguousarray(starts, dtype=np.int64)
+        total = np.ascontiguousarray(total, dtype=np.float64)
+        tol = float(tol)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"n-slack QP inputs must be numeric: {exc}") from None
+    if not isinstance(alpha, np.ndarray) or alpha.dtype != np.float64 or not alpha.flags.c_contiguous:
+        raise ValueError("alpha must be a contiguous float64 array (it is improved in place)")
+    K = G.shape[0] if G.ndim == 2 else -1
+    if G.ndim != 2 or b.shape != (K,) or alpha.shape != (K,):
+        raise ValueError(f"bad n-slack QP shapes: G {G.shape}, b {b.shape}, alpha {alpha.shape}")
+    if starts.ndim != 1 or len(starts) < 1 or starts[0] != 0 or starts[-1] != K or np.any(np.diff(starts) < 0):
+        raise ValueError("starts must rise from 0 to the number of planes")
+    if total.shape != (len(starts) - 1,) or np.any(total < 0):
+        raise ValueError(f"total must be {len(starts) - 1} numbers >= 0 (one per block)")
+    for name, arr in (("G", G), ("b", b), ("total", total), ("alpha", alpha)):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"n-slack QP input {name} contains NaN or infinite values")
+    if not np.isfinite(tol) or tol < 0:
+        raise ValueError(f"tol must be a finite number >= 0; got {tol}")
+    sums = np.bincount(np.repeat(np.arange(len(total)), np.diff(starts)), weights=alpha, minlength=len(total))
+    if np.any(alpha < 0) or np.any(sums > total * (1 + 1e-9) + 1e-300):
+        raise ValueError("alpha must be feasible: non-negative, at most total per block")
+    order = np.arange(len(total), dtype=np.int64) if order is None else np.ascontiguousarray(order, dtype=np.int64)
+    if order.size and (order.min() < 0 or order.max() >= len(total)):
+        raise ValueError("order names a block that does not exist")
+    if backend not in ("cython", "numpy"):
+        raise ValueError(f"backend must be 'cython' or 'numpy'; got {backend!r}")
+    w = alpha @ G if K else np.zeros(G.shape[1])
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    impl = nslack_qp.nslack_dcd if backend == "cython" else nslack_qp_ref.nslack_dcd
+    epochs, gap = impl(G, b, starts, total, alpha, w, order, tol, int(max_epochs), int(inner_steps))
+    return alpha, w, int(epochs), float(gap)
+
+
+def cached_gap(G, b, starts, total, alpha, w, order) -> float:
+    """Duality gap of the cached problem at ``alpha`` (``w = alpha @ G``): an upper bound on ``max D - D(alpha)``."""
+    from lvmrepro._kernels import nslack_qp
+    _, gap = nslack_qp.nslack_dcd(G, b, starts, total, alpha.copy(), w.copy(), order, np.inf, 0, 1)
+    return float(gap)
+
+
+def solve_nslack_qp_ipm(G, b, starts, total, order=None):
+    """The cached QP by an interior-point method (Clarabel) on its primal
+
+        min 1/2 ||w||^2 + sum_i total_i xi_i   s.t.  G_k.w + xi_i >= b_k  (k in block i),  xi >= 0,
+
+    whose constraint multipliers are the dual ``alpha``.  They are projected onto the feasible set (negative
+    entries to 0, blocks above their total scaled down) so that ``D(alpha)`` is a valid lower bound.
+    Returns ``(alpha, w, iterations, gap)`` like :func:`solve_nslack_qp`.  Blocks outside ``order`` (default:
+    every block with ``total > 0``) keep ``alpha = 0``.
+    """
+    import clarabel
+    import scipy.sparse as sp
+    G = np.ascontiguousarray(G, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    total = np.ascontiguousarray(total, dtype=np.float64)
+    K, d = G.shape
+    nb = len(total)
+    owner = np.repeat(np.arange(nb), np.diff(starts))
+    order = np.flatnonzero(total > 0) if order is None else np.ascontiguousarray(order, dtype=np.int64)
+    use = np.zeros(nb, bool)
+    use[order] = True
+    use &= total > 0
+    rows = np.flatnonzero(use[owner])
+    alpha = np.zeros(K)
+    if len(rows):
+        blocks = np.flatnonzero(use)
+        slot = np.full(nb, -1)
+        slot[blocks] = np.arange(len(blocks))
+        m, nbu = len(rows), len(blocks)
+        P = sp.block_diag([sp.identity(d, format="csc"), sp.csc_matrix((nbu, nbu))], format="csc")
+        q = np.concatenate([np.zeros(d), total[blocks]])
+        A = sp.vstack([sp.hstack([-sp.csr_matrix(G[rows]),
+                                  -sp.csr_matrix((np.ones(m), (np.arange(m), slot[owner[rows]])), shape=(m, nbu))]),
+                       sp.hstack([sp.csr_matrix((nbu, d)), -sp.identity(nbu)])], format="csc")
+        rhs = np.concatenate([-b[rows], np.zeros(nbu)])
+        settings = clarabel.DefaultSettings()
+        settings.verbose = False
+        settings.tol_gap_abs, settings.tol_gap_rel, settings.tol_feas = 1e-10, 1e-11, 1e-10
+        settings.max_threads = 1     # one thread per solve: the runs themselves go in parallel
+        sol = clarabel.DefaultSolver(P, q, A, rhs, [clarabel.NonnegativeConeT(m + nbu)], settings).solve()
+        alpha[rows] = np.maximum(np.asarray(sol.z[:m], dtype=np.float64), 0.0)
+        iterations = int(sol.iterations)
+    else:
+        iterations = 0
+    sums = np.bincount(owner, weights=alpha, minlength=nb)
+    over = sums > total
+    if over.any():
+        alpha *= np.where(over, total / np.where(sums > 0, sums, 1.0), 1.0)[owner]
+    w = np.ascontiguousarray(alpha @ G if K else np.zeros(d))
+    return alpha, w, iterations, cached_gap(G, b, starts, total, alpha, w, order)
+
+
+def joint_features(model, X, Y, H) -> np.ndarray:
+    """``(n, size_w)``: every example's ``phi(x_i, y_i, h_i)`` (the model's vectorised form when it has one)."""
+    if hasattr(model, "joint_features"):
+        return np.asarray(model.joint_features(X, Y, H), dtype=np.float64)
+    return np.array([model.joint_feature(X, i, Y[i], H[i]) for i in range(model.n_samples(X))], dtype=np.float64)
+
+
+class NSlackCuttingPlane(InnerSolver):
+    """Warm-started n-slack cutting plane with cached planes; any model (module docstring).
+
+    ``max_iter`` passes of the oracle per solve at most; ``qp``: the cached QP by an interior-point
+    method (``"ipm"``, Clarabel, the default: exact to machine precision in a few dozen Newton steps) or
+    by block-wise SMO (``"dcd"``, the Cython kernel, warm-started; slow when the planes are strongly
+    coupled, as at large C); ``qp_epochs`` epochs of the SMO per pass at most; ``max_planes`` planes
+    kept per example (inactive ones retired after ``retire_after`` passes); ``backend`` of the SMO kernel.
+    """
+
+    def __init__(self, *, max_iter: int = 1000, qp_epochs: int = 100_000, max_planes: int = 10,
+                 retire_after: int = 5, inner_steps: int = 4, record: bool = False, backend: str = "cython",
+                 qp: str = "ipm"):
+        for name, v in (("max_iter", max_iter), ("qp_epochs", qp_epochs), ("max_planes", max_planes),
+                        ("retire_after", retire_after), ("inner_steps", inner_steps)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be a positive integer; got {v!r}")
+        if backend not in ("cython", "numpy"):
+            raise ValueError(f"backend must be 'cython' or 'numpy'; got {backend!r}")
+        self.max_iter, self.qp_epochs, self.max_planes = int(max_iter), int(qp_epochs), int(max_planes)
+        self.retire_after, self.inner_steps = int(retire_after), int(inner_steps)
+        if qp not in ("ipm", "dcd"):
+            raise ValueError(f"qp must be 'ipm' or 'dcd'; got {qp!r}")
+        self.record, self.backend, self.qp = bool(record), backend, qp
+
+    def bind(self, model, X, Y, C) -> "NSlackSession":
+        return NSlackSession(self, model, X, model.check_outputs(X, Y), check_C(C))
+
+
+class NSlackSession(InnerSession):
+    """The planes of one fit: ``ghat`` (K, d), ``b`` (K,), ``owner`` (K,) example of each plane, ``alpha``
+    (K,) dual values, ``idle`` (K,) passes since a plane last had dual mass.  ``passes`` counts every
+    oracle pass of the session (all solves)."""
+
+    def __init__(self, solver, model, X, Y, C):
+        super().__init__(solver, model, X, Y, C)
+        d = model.size_w
+        self.ghat = np.zeros((0, d))
+        self.b = np.zeros(0)
+        self.owner = np.zeros(0, dtype=np.int64)
+        self.alpha = np.zeros(0)
+        self.idle = np.zeros(0, dtype=np.int64)
+        self.passes = 0
+
+    def _sorted_blocks(self):
+        order = np.argsort(self.owner, kind="stable")
+        for name in ("ghat", "b", "owner", "alpha", "idle"):
+            setattr(self, name, np.ascontiguousarray(getattr(self, name)[order]))
+        starts = np.searchsorted(self.owner, np.arange(self.n + 1)).astype(np.int64)
+        return starts
+
+    def _retire(self):
+        """Drop planes idle for ``retire_after`` passes in examples holding more than ``max_planes``."""
+        s = self.solver
+        if len(self.b) <= s.max_planes:
+            return
+        counts = np.bincount(self.owner, minlength=self.n)
+        over = counts[self.owner] > s.max_planes
+        drop = over & (self.alpha == 0) & (self.idle >= s.retire_after)
+        if drop.any():
+            keep = ~drop
+            for name in ("ghat", "b", "owner", "alpha", "idle"):
+                setattr(self, name, getattr(self, name)[keep])
+
+    def _solve(self, H, *, sample_weight, tol, w0) -> SolveResult:
+        model, X, Y, C, n, s = self.model, self.X, self.Y, self.C, self.n, self.solver
+        H = model.check_latent(X, H)
+        sw = check_weights(sample_weight, n)
+        tol = check_tol(tol, C)
+        c = C * sw / n
+        p = joint_features(model, X, Y, H)                       # ground-truth features for this H
+        if p.shape != (n, model.size_w):
+            raise ValueError(f"joint features of shape {p.shape}, expected {(n, model.size_w)}")
+        # warm start: drop the mass of unselected examples, scale down mass above a smaller c_i
+        if len(self.alpha):
+            self.alpha[c[self.owner] == 0] = 0.0
+            sums = np.bincount(self.owner, weights=self.alpha, minlength=n)
+            scale = np.where(sums > c, c / np.where(sums > 0, sums, 1.0), 1.0)
+            self.alpha *= scale[self.owner]
+        active = np.flatnonzero(c > 0).astype(np.int64)
+        reused = len(self.b)
+        starts = self._sorted_blocks()
+        G = p[self.owner] - self.ghat
+        w_alpha = self.alpha @ G if len(self.b) else np.zeros(model.size_w)
+        dual = float(self.alpha @ self.b) - 0.5 * float(w_alpha @ w_alpha)
+        w = w_alpha if (w0 is None or len(self.b)) else np.array(w0, dtype=np.float64)
+        if w.shape != (model.size_w,) or not np.all(np.isfinite(w)):
+            raise ValueError(f"w0 must be {model.size_w} finite numbers")
+        best_w, best_p = w.copy(), np.inf
+        qp_tol = 0.25 * tol
+        converged, it, qp_epochs = False, 0, 0
+        for it in range(1, s.max_iter + 1):
+            terms = model.inference_terms(w, X, Y, None, complete=False)
+            self.passes += 1
+            fixed = p @ w
+            viol = terms.aug - fixed                      # xi_i before the max with 0
+            cached = np.zeros(n)                          # the cached planes' largest violation (and 0)
+            if len(self.b):
+                np.maximum.at(cached, self.owner, self.b - G @ w)
+            # exact inference: cached <= viol; approximate inference: the best answer known is the larger
+            primal = 0.5 * float(w @ w) + float(c @ np.maximum(viol, cached))
+            if primal < best_p:
+                best_p, best_w = primal, w.copy()
+            if best_p - dual <= tol:
+                converged = True
+                break
+            # the most violated plane of each active example, where it beats the cached ones
+            new = active[viol[active] > cached[active] + 1e-12 * (1.0 + np.abs(viol[active]))]
+            if len(new):
+                Ybar = [terms.ybar[i] for i in new]
+                Hbar = [terms.hbar[i] for i in new]
+                Yi = [Y[i] for i in new]
+                Xi = X.subset(new) if hasattr(X, "subset") else None
+                if Xi is not None:
+                    ghat_new = joint_features(model, Xi, Ybar, Hbar)
+                    b_new = np.asarray(model.loss(Yi, Ybar, Hbar), dtype=np.float64)
+                else:
+                    ghat_new = np.array([model.joint_feature(X, int(i), terms.ybar[i], terms.hbar[i]) for i in new])
+                    b_new = np.asarray(model.loss(Y, terms.ybar, terms.hbar), dtype=np.float64)[new]
+                self.ghat = np.vstack([self.ghat, ghat_new])
+                self.b = np.concatenate([self.b, b_new])
+                self.owner = np.concatenate([self.owner, new])
+                self.alpha = np.concatenate([self.alpha, np.zeros(len(new))])
+                self.idle = np.concatenate([self.idle, np.zeros(len(new), dtype=np.int64)])
+                starts = self._sorted_blocks()
+                G = p[self.owner] - self.ghat
+            else:
+                qp_tol *= 0.25   # nothing new: only a more accurate QP can close the gap
+            # inexact QPs while the gap is large: a tenth of the current gap, never looser
+            if s.qp == "ipm":
+                self.alpha, w_alpha, ep, _ = solve_nslack_qp_ipm(G, self.b, starts, c, order=active)
+            else:
+                _, w_alpha, ep, _ = solve_nslack_qp(G, self.b, starts, c, self.alpha, max(qp_tol, 0.1 * (best_p - dual)),
+                                                    max_epochs=s.qp_epochs, inner_steps=s.inner_steps, order=active,
+                                                    backend=s.backend)
+            qp_epochs += ep
+            dual = max(dual, float(self.alpha @ self.b) - 0.5 * float(w_alpha @ w_alpha))
+            w = w_alpha
+            self.idle = np.where(self.alpha > 0, 0, self.idle + 1)
+            self._retire()
+            if len(self.b) != len(G):
+                starts = self._sorted_blocks()
+                G = p[self.owner] - self.ghat
+        return SolveResult(w=best_w, primal=best_p, dual=dual, gap=best_p - dual, passes=it, converged=converged,
+                           runtime_s=0.0, info={"tol": tol, "solver": "n-slack cutting plane (warm)",
+                                                "planes_reused": reused, "planes": len(self.b),
+                                                "qp_epochs": qp_epochs})

@@ -1,0 +1,228 @@
+"""SPL Figure 1 (coreference): the n-slack cutting plane and its QP kernel, the bucket-Kruskal forest
+kernel, the fast model paths, and the spl.fig1 target at smoke scale."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import needs_data
+from test_coref_model import random_documents
+
+from lvmrepro.coref.features import PairFeatures, n_pairs
+from lvmrepro.coref.forest import (
+    bucket_kernel, fast_canonical, forest_clustering, forest_score, max_spanning_forest, table_scores,
+)
+from lvmrepro.datasets.litbank import canonical_clustering
+from lvmrepro.lssvm import CCCP
+from lvmrepro.lssvm.inner import CuttingPlane
+from lvmrepro.lssvm.inner.nslack import NSlackCuttingPlane, solve_nslack_qp
+from lvmrepro.lssvm.models.coref import CorefModel
+
+
+# --------------------------------------------------------------------------- the n-slack QP kernel
+def random_qp(rng, n_blocks=6, d=5):
+    sizes = rng.integers(0, 6, size=n_blocks)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    G = rng.normal(size=(starts[-1], d))
+    b = rng.uniform(0, 2, size=starts[-1])
+    total = rng.uniform(0, 1, size=n_blocks) * (rng.random(n_blocks) > 0.15)
+    return G, b, starts, total
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nslack_qp_kernel_matches_reference_and_cvxpy(seed):
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(seed)
+    G, b, starts, total = random_qp(rng)
+    a_c, w_c, ep_c, gap_c = solve_nslack_qp(G, b, starts, total, np.zeros(len(b)), 1e-10, inner_steps=3)
+    a_r, w_r, ep_r, gap_r = solve_nslack_qp(G, b, starts, total, np.zeros(len(b)), 1e-10, inner_steps=3,
+                                            backend="numpy")
+    np.testing.assert_allclose(a_c, a_r, atol=1e-8)
+    assert gap_c <= 1e-10 and gap_r <= 1e-10   # (epoch counts may differ by rounding near the tolerance)
+    np.testing.assert_allclose(w_c, a_c @ G, atol=1e-9)
+    # the same QP by a generic solver
+    a = cp.Variable(len(b))
+    cons = [a >= 0] + [cp.sum(a[starts[i]:starts[i + 1]]) <= total[i] for i in range(len(total))
+                       if starts[i + 1] > starts[i]]
+    prob = cp.Problem(cp.Maximize(b @ a - 0.5 * cp.sum_squares(G.T @ a)), cons)
+    prob.solve()
+    dual = float(a_c @ b - 0.5 * w_c @ w_c)
+    # the generic solver's point, made exactly feasible, is no better than ours; its value no worse than
+    # ours by more than its own accuracy
+    x = np.maximum(a.value, 0.0)
+    for i in range(len(total)):
+        blk = slice(starts[i], starts[i + 1])
+        if x[blk].sum() > total[i]:
+            x[blk] *= total[i] / x[blk].sum()
+    assert dual >= float(x @ b - 0.5 * np.sum((x @ G) ** 2)) - 1e-9
+    assert dual == pytest.approx(prob.value, abs=1e-4)
+
+
+def test_nslack_qp_rejects_bad_input():
+    G, b, starts, total = random_qp(np.random.default_rng(0))
+    with pytest.raises(ValueError, match="feasible"):
+        solve_nslack_qp(G, b, starts, total, np.full(len(b), 5.0), 1e-6)
+    with pytest.raises(ValueError, match="starts"):
+        solve_nslack_qp(G, b, starts[::-1].copy(), total, np.zeros(len(b)), 1e-6)
+    with pytest.raises(ValueError, match="NaN"):
+        solve_nslack_qp(G, b * np.nan, starts, total, np.zeros(len(b)), 1e-6)
+
+
+# --------------------------------------------------------------------------- the n-slack solver
+@pytest.fixture(scope="module")
+def small():
+    rng = np.random.default_rng(7)
+    X, Y = random_documents(rng, [3, 4, 5, 5, 6, 6, 7])
+    return X, Y
+
+
+@pytest.mark.parametrize("C", [0.3, 3.0])
+def test_nslack_matches_one_slack_cutting_plane(small, C):
+    """Both solvers certify their gap: the bound minima agree within the tolerances (MITRE: exact oracle)."""
+    X, Y = small
+    m = CorefModel("mitre", n_features=X.n_features)
+    H = m.init_latent(X, Y, "chain")
+    tol = 1e-7 * C
+    v = np.array([1, 1, 0, 1, 1, 0, 1], float)
+    for sw in (None, v):
+        a = NSlackCuttingPlane().bind(m, X, Y, C).solve(H, sample_weight=sw, tol=tol)
+        b = CuttingPlane().bind(m, X, Y, C).solve(H, sample_weight=sw, tol=tol)
+        assert a.converged and b.converged and -1e-9 <= a.gap <= tol
+        assert a.primal == pytest.approx(b.primal, abs=2 * tol)
+
+
+def test_nslack_warm_start_reuses_planes_and_stays_feasible(small):
+    X, Y = small
+    m = CorefModel("mitre", n_features=X.n_features)
+    sess = NSlackCuttingPlane().bind(m, X, Y, 1.0)
+    H = m.init_latent(X, Y, "chain")
+    first = sess.solve(H, tol=1e-6)
+    v = np.array([1, 0, 1, 0, 1, 1, 1], float)
+    second = sess.solve(H, sample_weight=v, tol=1e-6)     # SPL's selection: mass of unselected examples dropped
+    assert second.info["planes_reused"] > 0 and second.converged
+    sums = np.bincount(sess.owner, weights=sess.alpha, minlength=len(v))
+    assert np.all(sums <= v / len(v) + 1e-12)
+    third = sess.solve(H, tol=1e-6)
+    assert third.passes < first.passes and third.primal == pytest.approx(first.primal, abs=2e-6)
+
+
+def test_nslack_learner_agrees_with_one_slack(small):
+    X, Y = small
+    m = CorefModel("mitre", n_features=X.n_features)
+    H0 = m.init_latent(X, Y, "chain")
+    a = CCCP(m, 2.0, eps=1e-4, inner=NSlackCuttingPlane()).fit(X, Y, H0=H0)
+    b = CCCP(m, 2.0, eps=1e-4, inner=CuttingPlane()).fit(X, Y, H0=H0)
+    assert a.objective == pytest.approx(b.objective, rel=1e-3)
+
+
+# --------------------------------------------------------------------------- bucket Kruskal
+def binary_document(rng, n, d=4):
+    """One document whose pair features are 0/1 rows of a small table (many ties, as with real features)."""
+    codes = rng.integers(0, 2 ** d, size=n_pairs(n))
+    table = ((np.arange(2 ** d)[:, None] >> np.arange(d)) & 1).astype(float)
+    X = PairFeatures(names=("doc",), n_mentions=np.array([n]), index=[codes.astype(np.int32)], table=table,
+                     feature_names=tuple(f"f{k}" for k in range(d)))
+    return X
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(2, 14), st.integers(0, 10_000), st.sampled_from([(0.0, 0.0), (-0.4, 0.4), (-1.0, 0.25)]))
+def test_bucket_forest_matches_reference_and_prim(n, seed, bonus):
+    from lvmrepro._kernels import coref_ref
+    rng = np.random.default_rng(seed)
+    X = binary_document(rng, n)
+    w = rng.normal(size=X.n_features)
+    tw = table_scores(X.table, w)
+    gold = canonical_clustering(rng.integers(0, max(1, n // 2), size=n))
+    out = bucket_kernel(tw, X.by_row(0), n, gold, bonus[0], bonus[1], 0.0, max_fraction=2.0)
+    ref = coref_ref.bucket_forest(tw, *X.by_row(0), gold, bonus[0], bonus[1], 0.0, 2 * n_pairs(n))
+    np.testing.assert_array_equal(out[0], ref[0])
+    np.testing.assert_array_equal(out[2], ref[1])
+    assert out[1] == pytest.approx(ref[2])
+    # the same weight and trees as Prim's maximum spanning forest
+    h, total = max_spanning_forest(tw[X.index[0]], n, gold=gold, same_bonus=bonus[0], diff_bonus=bonus[1])
+    assert out[1] == pytest.approx(total)
+    np.testing.assert_array_equal(forest_clustering(out[0]), forest_clustering(h))
+    np.testing.assert_array_equal(out[2], forest_clustering(out[0]))
+    bon = np.where(gold[:, None] == gold[None, :], bonus[0], bonus[1])[np.triu_indices(n, 1)]
+    assert forest_score(tw[X.index[0]] + bon, out[0]) == pytest.approx(out[1])
+    # above the candidate limit the kernel declines (the model then runs Prim)
+    if np.sum(tw[X.index[0]] + bon > 0) > 0:
+        assert bucket_kernel(tw, X.by_row(0), n, gold, bonus[0], bonus[1], 0.0, max_fraction=0.0) is None
+
+
+def test_row_scores_and_fast_canonical():
+    rng = np.random.default_rng(3)
+    T, w = rng.normal(size=(50, 7)), rng.normal(size=7)
+    np.testing.assert_allclose(table_scores(T, w), T @ w, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(table_scores(T, w, "numpy"), T @ w)
+    for _ in range(50):
+        y = rng.integers(0, 5, size=rng.integers(1, 12)).astype(np.int64)
+        np.testing.assert_array_equal(fast_canonical(y), canonical_clustering(y))
+        c = canonical_clustering(y)
+        assert fast_canonical(c) is c
+
+
+def test_bucket_and_prim_models_agree(small):
+    X, Y = small
+    rng = np.random.default_rng(11)
+    for loss in ("mitre", "pairwise"):
+        a, b = CorefModel(loss, n_features=X.n_features), CorefModel(loss, n_features=X.n_features, forest="prim")
+        for scale in (0.3, 3.0):
+            w = rng.normal(size=X.n_features) * scale
+            ya, _, aug_a = a.loss_augmented_inference(w, X, Y)
+            yb, _, aug_b = b.loss_augmented_inference(w, X, Y)
+            np.testing.assert_allclose(aug_a, aug_b, rtol=1e-12, atol=1e-12)
+            for u, v in zip(a.predict(w, X)[0], b.predict(w, X)[0]):
+                np.testing.assert_array_equal(u, v)
+    with pytest.raises(ValueError, match="forest must be one of"):
+        CorefModel("mitre", forest="kruskal")
+
+
+# --------------------------------------------------------------------------- the target
+@needs_data
+def test_truncated_document_features_are_the_restricted_ones():
+    from lvmrepro.coref.features import pair_feature_matrix, pair_index
+    from lvmrepro.datasets.litbank import document_names, load_document
+    from lvmrepro.experiments.spl.coreference import _feature_matrix
+    name = document_names()[0]
+    full = pair_feature_matrix(load_document(name))
+    doc, F = _feature_matrix(name, 30)
+    i, j = np.triu_indices(30, 1)
+    np.testing.assert_array_equal(F, full[pair_index(i, j, load_document(name).n_mentions)])
+    assert doc.n_mentions == 30
+
+
+@needs_data
+def test_fig1_smoke():
+    from lvmrepro import experiments
+    from lvmrepro.experiments.spl.coreference import split_data
+    from lvmrepro.lssvm.objective import latent_objective
+    res = experiments.run("spl.fig1", "smoke", jobs=1, progress=False)
+    p = res["params"]
+    ids = {c["id"] for c in res["claims"]}
+    assert {"spl-objective-mitre", "spl-objective-pairwise-converged", "spl-best-test-mitre", "spl-runtime"} <= ids
+    assert all(c["holds"] is None for c in res["claims"])        # one split, two C values: nothing decided
+    assert all(c["passed"] for c in res["checks"]), [c for c in res["checks"] if not c["passed"]]
+    assert len(res["rows"]) == len(p["losses"]) * len(p["C"])
+    assert any(d["name"].startswith("litbank-coref/") for d in res["data"])
+    # the reported objective equals a direct evaluation, for every run
+    (_, X, Y), _ = split_data(0, p["n_train"], p["train_docs"], p["test_docs"], p["max_mentions"])
+    for r in res["rows"]:
+        for m in ("cccp", "spl"):
+            w = np.array(res["artifacts"]["weights"][f"0/{r['loss']}/{r['C']:g}/{m}"])
+            direct = latent_objective(CorefModel(r["loss"]), w, X, Y, r["C"])
+            assert direct == pytest.approx(r[f"obj_{m}"], rel=1e-12)
+    systems = {c["system"] for c in res["artifacts"]["conll"]}
+    assert {"string match", "CCCP (mitre)", "SPL (pairwise)"} <= systems
+    again = experiments.run("spl.fig1", "smoke", jobs=1, progress=False, force=True)
+    strip = lambda rows: [{k: v for k, v in r.items() if not k.startswith(("cpu", "wall"))} for r in rows]  # noqa: E731
+    assert strip(again["rows"]) == strip(res["rows"])            # same seed -> same table (timings aside)
+
+
+def test_fig1_bad_parameters():
+    from lvmrepro import experiments
+    with pytest.raises(ValueError, match="tight_eps"):
+        experiments.run("spl.fig1", "smoke", tight_eps=0.01)
+    with pytest.raises(ValueError, match="losses"):
+        experiments.run("spl.fig1", "smoke", losses=["muc"])
