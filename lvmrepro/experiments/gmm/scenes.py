@@ -358,6 +358,9 @@ def _table3_result(ctx, p, runs, tasks, init_info):
     checks = _checks(p, runs)
     slim = [{k: v for k, v in r.items() if k not in ("examples",)} for r in runs]
     examples = _examples(runs, p)
+    for e in examples:
+        e["names"] = [data.train_images[i].name for i in e["index"]]
+        e["classes"] = [data.train_images[i].class_name for i in e["index"]]
     timing = []
     for method in METHODS:
         sel = [r for r in runs if r["method"] == method]
@@ -386,7 +389,7 @@ def _table3_result(ctx, p, runs, tasks, init_info):
 def _claims(p, runs, one_image):
     units = _init_units(p)
     n_units = len(units)
-    unit = "initialisation (random seed or Potts lambda)"
+    unit = "initialisation"          # a random seed or a Potts lambda: the same maps for every learner
     acc = {m: _per_init(runs, p, m, "accuracy") for m in METHODS}
     obj = {m: _per_init(runs, p, m, "objective") for m in METHODS}
     paired = []
@@ -423,7 +426,7 @@ def _claims(p, runs, one_image):
         claims.append(stats.paired_claim(
             "coherent-init-helps", "Coherent initial part maps lead to better models: each learner started from the "
             "graph-cut maps at Potts lambda > 0 reaches a higher test accuracy than from lambda = 0.",
-            hi, lo, better="higher", unit="learner x lambda > 0 (against the same learner at lambda = 0)",
+            hi, lo, better="higher", unit="learner-and-lambda pair",
             threshold=one_image, names=("lambda > 0", "lambda = 0"), what="accuracy (%)", test="sign"))
     # less sensitive to the initialisation: absolute deviation from the learner's mean across initialisations
     for m, tag in (("G-MM random", "random"), ("G-MM biased", "biased")):
@@ -516,7 +519,7 @@ def table4_scene(ctx):
         claims.append(stats.paired_claim(
             f"{tag}-needs-more-iterations", f"{m} (eta = {p['eta']}) needs more outer iterations to converge than CCP "
             "(section 5.4: G-MM bounds make a fraction of the progress, so we would expect more steps).",
-            a, b, better="higher", unit="initialisation (random seed or Potts lambda)", threshold=1.0,
+            a, b, better="higher", unit="initialisation", threshold=1.0,
             names=(m, "CCP"), what="outer iterations", test="sign",
             note=f"runs stopped at max_iter = {p['max_iter']} count as max_iter iterations (a lower bound); "
                  "paper (lambda = 0 / 1): CCP 145 / 65, G-MM random 107 / 69, G-MM biased 87 / 138"))
