@@ -170,6 +170,18 @@ def initial_maps(p: dict, seed: int):
     return maps, {**info, "from_cache": False}
 
 
+def _record_data(p):
+    """Record the images and the CNN graph this run reads (features come from a cache keyed by their checksums,
+    so the registry's fetch, which records, may not be called)."""
+    from lvmrepro import provenance
+    from lvmrepro.datasets.cnn import FEATURE_GRAPH
+    from lvmrepro.datasets.registry import default_registry
+    data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
+    provenance.record(FEATURE_GRAPH, default_registry().entry(FEATURE_GRAPH).sha256)
+    for im in list(data.train_images) + list(data.test_images):
+        provenance.record(im.name, im.sha256)
+
+
 def _classes(p):
     return None if p["classes"] is None else tuple(p["classes"])
 
@@ -303,6 +315,7 @@ def _per_init(runs, p, method, field):
 def table3(ctx):
     """Accuracy and training objective of the three learners under every initialisation."""
     p = ctx.params
+    _record_data(p)
     maps, init_info = initial_maps(p, _parts_seed(ctx))
     tasks = _tasks(ctx, p)
     runs = ctx.map(_run, [(p, t, H0, ctx.jobs) for t, H0 in tasks], desc="RBoW training runs")
