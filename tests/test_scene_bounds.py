@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 from lvmrepro.gmm import driver
 from lvmrepro.lssvm import CuttingPlane
 from lvmrepro.lssvm.models.rbow import RBoWModel
+from lvmrepro.experiments.gmm.scenes import raw_lambda
 from lvmrepro.scenes.bounds import SceneBounds, knapsack_select
 from lvmrepro.scenes.potts import icm_labelling, labelling_value, potts_energy
 
@@ -105,6 +106,9 @@ def test_knapsack_bad_input():
         knapsack_select(np.array([[0.0], [-1.0]]), np.zeros((2, 1)), 1.0)
 
 
+LAM = raw_lambda(0.01, 16)      # lambda of the normalised bag of a 4 x 4 grid
+
+
 def _toy(seed=0, n=24, grid=(4, 4), P=5, K=3, D=4):
     rng = np.random.default_rng(seed)
     model = RBoWModel(K, P, D, grid)
@@ -112,6 +116,7 @@ def _toy(seed=0, n=24, grid=(4, 4), P=5, K=3, D=4):
     centres = rng.normal(scale=2.0, size=(P, D))
     parts = rng.integers(0, 2, size=(n, *grid)) + Y[:, None, None]        # class k uses parts k, k+1
     X = centres[parts] + rng.normal(size=(n, *grid, D))
+    X /= np.sqrt(np.mean(np.sum(X ** 2, axis=-1)))      # the experiments' normalised bag (unit-RMS regions)
     return model, X, Y, rng
 
 
@@ -121,13 +126,14 @@ def test_every_learner_runs_through_the_driver(kind):
     # part maps of random filters (uniformly random maps carry no class information: from them the first
     # bound's minimiser is w = 0, where every map touches F and Algorithm 1 stops at once)
     H0 = model.impute_latent(rng.normal(size=model.size_w), X, Y)[0]
-    fam = SceneBounds(model, X, Y, 0.1, H0, kind=kind, solver_tol=1e-4, inner=CuttingPlane(max_iter=200))
+    fam = SceneBounds(model, X, Y, LAM, H0, kind=kind, solver_tol=1e-4, inner=CuttingPlane(max_iter=200))
     tr = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else 0.1, eps=1e-4, max_iter=15,
                     rng=np.random.default_rng(1))
     # the driver raised on any invalid bound; the objective went down from F(0) = 1
     assert tr.F[-1] < tr.F[0]
     assert fam.timing["select_s"] >= 0 and fam.timing["minimize_s"] > 0
     assert len(fam.solves) == tr.iterations
+    assert all(s["converged"] for s in fam.solves)      # every convex step certified to solver_tol
     if kind == "biased" and tr.iterations > 1:
         info = tr.info[-1]
         assert 0.0 <= info["from_completion"] <= 1.0 and info["budget_used"] <= 1.0 + 1e-9
@@ -136,7 +142,7 @@ def test_every_learner_runs_through_the_driver(kind):
 def test_biased_bound_is_more_coherent_than_the_touching_bound():
     model, X, Y, rng = _toy(1)
     H0 = model.impute_latent(rng.normal(size=model.size_w), X, Y)[0]
-    fam = SceneBounds(model, X, Y, 0.1, H0, kind="biased", solver_tol=1e-4, inner=CuttingPlane(max_iter=200))
+    fam = SceneBounds(model, X, Y, LAM, H0, kind="biased", solver_tol=1e-4, inner=CuttingPlane(max_iter=200))
     tr = driver.run(fam, np.zeros(model.size_w), eta=0.1, eps=1e-6, max_iter=6, rng=np.random.default_rng(2),
                     record_bounds=True, record_w=True)
     for t in range(1, tr.iterations):
