@@ -17,9 +17,9 @@
   which is what the phase-1 search ``argmax (1 - theta) g + theta score`` walks, here per image and
   with the whole budget used.  The completion (gap 0) is always a candidate, so a valid bound always
   exists; validity is then checked exactly (and by the driver).
-* **the convex step's guard**: the bound is minimised by the session's solver from its own warm dual
-  state; if the result were worse than ``w_{t-1}`` on this bound (possible only within the solver's
-  tolerance) ``w_{t-1}`` is kept, so ``b_t(w_t) <= b_t(w_{t-1})`` holds exactly.
+* **the convex step's guard**: the bound is minimised by the session's solver warm-started at ``w_{t-1}``
+  (its planes are kept across the run's bounds); if the result were worse than ``w_{t-1}`` on this bound
+  ``w_{t-1}`` is kept, so ``b_t(w_t) <= b_t(w_{t-1})`` holds exactly.
 * **timing**: seconds spent choosing bounds (``select_s``: sampling a random bound, searching the biased
   one, imputing the CCP one) and minimising them (``minimize_s``), for the paper's section 5.4.
 """
@@ -119,7 +119,7 @@ class SceneBounds(LSSVMBounds):
     def minimize(self, bound, w_prev=None):
         t0 = time.perf_counter()
         b_prev = None if w_prev is None else self.evaluate(bound, w_prev)   # memoised terms at w_prev
-        r = self.session.solve(bound, tol=self.solver_tol)
+        r = self.session.solve(bound, w0=w_prev, tol=self.solver_tol)
         self.solves.append({"passes": r.passes, "gap": r.gap / self.C, "converged": r.converged,
                             "seconds": r.runtime_s, **{k: v for k, v in r.info.items() if k in ("sweeps",)}})
         w = r.w
