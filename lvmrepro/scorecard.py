@@ -143,6 +143,13 @@ def state_badge(state: str) -> str:
             f"{html.escape(state)}</span>")
 
 
+# Short row labels for the front-page summary (the full citation goes in the tooltip): four long titles
+# in the first column would squeeze the counts off the content column.
+SHORT_NAMES = {"gmm": "G-MM (Naderi et al. 2019)", "groupnorm": "Group norm (Chen et al. 2013)",
+               "spl": "Self-paced learning (Kumar et al. 2010)",
+               "convexmr": "Convex mixture regression (Quadrianto et al. 2009)"}
+
+
 def summary_html(counts: dict, chapter_links: dict | None = None) -> str:
     """Per-paper counts as a table: one row per paper, one column per state, a total.
 
@@ -155,9 +162,12 @@ def summary_html(counts: dict, chapter_links: dict | None = None) -> str:
     head = "".join(f"<th>{state_badge(s)}</th>" for s in states)
     body = []
     for paper, per_state in counts.items():
-        name = html.escape(PAPERS.get(paper, paper))
+        full = html.escape(PAPERS.get(paper, paper))
+        name = html.escape(SHORT_NAMES.get(paper, PAPERS.get(paper, paper)))
         if paper in chapter_links:
-            name = f'<a href="{html.escape(chapter_links[paper])}">{name}</a>'
+            name = f'<a href="{html.escape(chapter_links[paper])}" title="{full}">{name}</a>'
+        else:
+            name = f'<span title="{full}">{name}</span>'
         cells = "".join(f'<td class="lvm-count">{per_state.get(s, 0)}</td>' for s in states)
         body.append(f"<tr><td>{name}</td>{cells}<td class=\"lvm-count\">{sum(per_state.values())}</td></tr>")
     table = (f'<table class="lvm-summary-table"><thead><tr><th>paper</th>{head}<th>total</th></tr></thead>'

@@ -56,3 +56,25 @@ def test_no_cdn_in_the_book_configuration():
         if path.suffix in (".css", ".js"):
             assert not re.search(r"(https?:)?//[a-z0-9-]+(\.[a-z0-9-]+)+", path.read_text()), \
                 f"{path} names an outside host"
+
+
+@pytest.mark.slow
+def test_every_result_of_the_build_keeps_the_verdict_contract(smoke_book):
+    """Every result file the smoke book was built from: valid schema, no legacy claim, no claim decided on
+    fewer than 5 samples, every comparative claim with a practical threshold; checks are kept apart."""
+    import json
+
+    from lvmrepro.experiments import validate_result
+    from lvmrepro.stats import MIN_PAIRS
+    results = sorted((smoke_book.html_dir.parent.parent / "results" / "smoke").glob("*.json"))
+    if not results:
+        pytest.skip("a prebuilt site without its result files")
+    for path in results:
+        result = json.loads(path.read_text())
+        validate_result(result)
+        for c in result["claims"]:
+            assert c["test"] != "legacy", (path.name, c["id"])
+            assert c["holds"] is None or c["n"] >= MIN_PAIRS, (path.name, c["id"])
+            assert "passed" not in c, (path.name, c["id"])
+        for c in result.get("checks", []):
+            assert "holds" not in c, (path.name, c["id"])

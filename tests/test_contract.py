@@ -5,7 +5,7 @@ import sys
 import pytest
 
 from lvmrepro import cli
-from lvmrepro.experiments import SCALES, run, targets, validate_result
+from lvmrepro.experiments import SCALES, claim, run, targets, validate_result
 
 
 def test_list_prints_targets(capsys):
@@ -72,6 +72,12 @@ def test_validate_result_rejects_bad_claims():
     with pytest.raises(ValueError, match="decided .holds. on 3 samples"):
         validate_result({**good, "claims": [{"id": "a", "statement": "s", "holds": True, "evidence": "e",
                                              "test": "t", "n": 3}]})
+    with pytest.raises(ValueError, match="legacy claim"):
+        validate_result({**good, "claims": [claim("a", "s", True, "e")]})
+    with pytest.raises(ValueError, match="no practical threshold"):
+        validate_result({**good, "claims": [{"id": "a", "statement": "s", "holds": True, "evidence": "e",
+                                             "test": "paired sign test", "n": 9, "p": 0.01, "ci": [0.1, 0.2],
+                                             "unit": "trial", "threshold": None}]})
     with pytest.raises(ValueError, match="missing 'rows'"):
         validate_result({k: v for k, v in good.items() if k != "rows"})
 

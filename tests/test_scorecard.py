@@ -91,7 +91,7 @@ def test_filter_offers_each_present_state_with_its_count_known_states_first():
 def test_summary_table_uses_the_counts_it_is_given():
     counts = {"spl": {"inconclusive": 3, "reproduced": 2}}
     out = scorecard.summary_html(counts, {"spl": "spl.html"})
-    assert '<a href="spl.html">' in out
+    assert '<a href="spl.html" title=' in out and "Self-paced learning (Kumar et al. 2010)" in out
     cells = re.findall(r'<td class="lvm-count">(\d+)</td>', out)
     assert cells == ["2", "3", "5"]   # reproduced, inconclusive (STATES order), total
 
@@ -100,7 +100,7 @@ def test_front_page_states_scale_runtime_and_links():
     facts = {"scales": ["default"], "n_results": 24, "runtime_s": 750.0}
     out = scorecard.front_page_html({"gmm": {"holds": 2}}, facts, "default", {"gmm": "gmm.html"})
     assert 'id="lvm-summary"' in out and "<strong>default</strong>" in out and "12.5 min" in out
-    assert '<a href="gmm.html">' in out and "result files found are at" not in out
+    assert '<a href="gmm.html" title=' in out and "result files found are at" not in out
     mismatch = scorecard.front_page_html({}, facts, "paper", {})
     assert "result files found are at scale default" in mismatch
 

@@ -50,9 +50,9 @@ SCALES = ("smoke", "default", "paper")
 SCHEMA_VERSION = 2
 _TARGETS: dict[str, "Target"] = {}
 _LOADED = False
-# Claims written before the verdict helper (id, statement, holds, evidence only).  Every chapter is being
-# converted to lvmrepro.stats; the contract test asserts none remain once they are.
-ALLOW_LEGACY_CLAIMS = True
+# Claims written before the verdict helper (id, statement, holds, evidence only, no decision rule).  Every
+# chapter now decides its claims through lvmrepro.stats or claim(..., test=, n=): such a claim is refused.
+ALLOW_LEGACY_CLAIMS = False
 
 
 @dataclass
