@@ -223,8 +223,9 @@ class RBoWModel(LatentModel):
         ybar, hbar, _ = self._best_class(w, X, A, S)
         return ybar, hbar
 
-    def inference_terms(self, w, X, Y, H=None) -> InferenceTerms:
-        """All objective terms from one BLAS product: class scores, then the part maps of two classes."""
+    def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
+        """All objective terms from one BLAS product: class scores, then the part maps of two classes.
+        ``complete`` is accepted for the engine's solvers; the completion is cheap here and always filled."""
         Y = self.check_outputs(X, Y)
         A, S = self._class_table(w, X)
         n = len(Y)
