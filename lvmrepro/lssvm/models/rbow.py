@@ -43,6 +43,7 @@ import numpy as np
 
 from lvmrepro.kernels import rbow_class_scores, rbow_latent_completion
 from lvmrepro.lssvm.base import InferenceTerms, LatentModel
+from lvmrepro.validation import as_weight_vector
 
 
 class RBoWModel(LatentModel):
@@ -78,12 +79,7 @@ class RBoWModel(LatentModel):
         return np.concatenate([W.ravel(), B.ravel()])
 
     def check_w(self, w) -> np.ndarray:
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if w.shape != (self.size_w,):
-            raise ValueError(f"w must have shape ({self.size_w},); got {w.shape}")
-        if not np.all(np.isfinite(w)):
-            raise ValueError("w contains NaN or infinite values")
-        return w
+        return as_weight_vector(w, self.size_w)   # finite, and small enough that the scores cannot overflow
 
     def check_X(self, X) -> np.ndarray:
         if not isinstance(X, np.ndarray):
