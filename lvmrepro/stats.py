@@ -127,6 +127,8 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
     dropped = int(np.sum(~ok))
     a, b = a[ok], b[ok]
     d = (b - a) if better == "lower" else (a - b)
+    if not np.all(np.isfinite(d)):
+        raise ValueError("the paired differences overflow: a and b hold values too large to subtract (rescale them)")
     n = len(d)
     out = {"id": id, "statement": statement, "test": f"{test} (one-sided, paired)", "unit": unit, "n": n,
            "threshold": threshold, "paper_effect": paper_effect}
@@ -199,6 +201,8 @@ def count_claim(id: str, statement: str, successes: int, n: int, *, unit: str, m
         ok = isinstance(v, (int, np.integer)) or (isinstance(v, (float, np.floating)) and float(v).is_integer())
         if isinstance(v, bool) or not ok or v < 0:
             raise ValueError(f"{name} must be an integer >= 0; got {v!r}")
+    if n > 2 ** 31 - 1:
+        raise ValueError(f"n must be at most 2**31 - 1 samples; got {n}")
     if successes > n:
         raise ValueError(f"successes ({successes}) cannot exceed n ({n})")
     min_fraction = _unit_interval(min_fraction, "min_fraction", closed=True)
