@@ -112,6 +112,7 @@ def solve_nslack_qp(G, b, starts, total, alpha, tol, *, max_epochs: int = 100_00
         raise ValueError("alpha must be feasible: non-negative, at most total per block")
     if backend not in ("cython", "numpy"):
         raise ValueError(f"backend must be 'cython' or 'numpy'; got {backend!r}")
+    order = np.arange(len(total), dtype=np.int64) if order is None else order
     w = alpha @ G if K else np.zeros(G.shape[1])
     w = np.ascontiguousarray(w, dtype=np.float64)
     impl = nslack_qp.nslack_dcd if backend == "cython" else nslack_qp_ref.nslack_dcd
