@@ -599,17 +599,19 @@ def _components_cases():
 def _groupnorm_bundle_cases():
     from lvmrepro.lssvm import GroupNormLSSVM
 
-    def gn_call(lam, C, eps, max_iter, inner_iter, gap_tol, reg):
+    def gn_call(lam, C, eps, max_iter, inner_iter, gap_tol, reg, inner_patience=30, max_plane_age=10):
         m, X, Y, H0 = _chain_problem()
         res = GroupNormLSSVM(m, m.groups(), lam=lam, C=C, eps=eps, max_iter=max_iter, method="bundle",
-                             inner_iter=inner_iter, gap_tol=gap_tol, reg=reg).fit(X, Y, H0=H0)
+                             inner_iter=inner_iter, gap_tol=gap_tol, reg=reg, inner_patience=inner_patience,
+                             max_plane_age=max_plane_age).fit(X, Y, H0=H0)
         return res.w, res.objective
 
     return [Case("lssvm.GroupNormLSSVM.bundle", gn_call,
                  lambda: {"lam": 0.3, "C": 5.0, "eps": 1e-3, "max_iter": 3, "inner_iter": 200, "gap_tol": None,
-                          "reg": "group"},
+                          "reg": "group", "inner_patience": 30, "max_plane_age": 10},
                  {"lam": [NAN, -1.0, INF, "x", None, 1e308, [1.0, 2.0]], "C": "pos", "eps": "pos", "max_iter": "int",
-                  "inner_iter": "int", "gap_tol": [NAN, -1.0, 0.0, INF, "x"], "reg": ["x", None]})]
+                  "inner_iter": "int", "gap_tol": [NAN, -1.0, 0.0, INF, "x"], "reg": ["x", None],
+                  "inner_patience": "int", "max_plane_age": "int"})]
 
 
 def _scene_cases():
@@ -617,6 +619,7 @@ def _scene_cases():
     from lvmrepro.lssvm import CCCP
     from lvmrepro.lssvm.models.rbow import RBoWModel
     from lvmrepro.scenes.init import coherence, random_assignment
+    from lvmrepro.scenes.parts import discover_parts
     from lvmrepro.scenes.potts import brute_force_labelling, potts_labelling
 
     def ab():
@@ -641,6 +644,18 @@ def _scene_cases():
         res = CCCP(m, C, eps=1e-2, max_iter=2).fit(X, Y, H0=H0)
         return out, res.w, res.objective, coherence(H0)
 
+    def parts_call(X, y, n_classes, n_parts, iterations):
+        pm = discover_parts(X, y, n_classes, _rng(), n_parts=n_parts, iterations=iterations)
+        return pm.as_w(RBoWModel(n_classes, n_parts, X.shape[-1], X.shape[1:3])), pm.scale
+
+    def bias_call(X, Y, w, theta):
+        from types import SimpleNamespace
+        from lvmrepro.scenes.bias import PottsBias
+        fam = SimpleNamespace(model=RBoWModel(3, 3, 2, (2, 2)), X=X, Y=Y)
+        b = PottsBias()
+        b.prepare(fam, w)
+        return b.complete(fam, w, theta), b.value(b.complete(fam, w, theta))
+
     return [
         Case("kernels.rbow_class_scores", lambda A, B, Y: rbow_class_scores(A, B), ab, {"A": "array", "B": "array"}),
         Case("kernels.rbow_latent_completion", rbow_latent_completion, ab, {"A": "array", "B": "array", "Y": "array"}),
@@ -653,6 +668,12 @@ def _scene_cases():
         Case("scenes.brute_force_labelling", brute_force_labelling,
              lambda: {"scores": _rng(21).standard_normal((2, 2, 3)), "lam": 0.4}, {"scores": "array", "lam": "pos"}),
         Case("lssvm.RBoWModel", rbow_call, rbow_valid, {"X": "array", "Y": "array", "w": "array", "C": "pos"}),
+        Case("scenes.discover_parts", parts_call,
+             lambda: {"X": _rng(24).standard_normal((6, 2, 2, 3)), "y": np.array([0, 1, 2, 0, 1, 2]), "n_classes": 3,
+                      "n_parts": 3, "iterations": 5},
+             {"X": "array", "y": "array", "n_classes": "size", "n_parts": "size", "iterations": "int"}),
+        Case("scenes.PottsBias", bias_call, lambda: {**rbow_valid(), "theta": 0.5},
+             {"X": "array", "Y": "array", "w": "array", "theta": "unit"}),
     ]
 
 
