@@ -126,7 +126,8 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
     ok = np.isfinite(a) & np.isfinite(b)
     dropped = int(np.sum(~ok))
     a, b = a[ok], b[ok]
-    d = (b - a) if better == "lower" else (a - b)
+    with np.errstate(over="ignore"):
+        d = (b - a) if better == "lower" else (a - b)
     if not np.all(np.isfinite(d)):
         raise ValueError("the paired differences overflow: a and b hold values too large to subtract (rescale them)")
     n = len(d)
