@@ -60,10 +60,10 @@ def _check_motif_args(codes, motif_w, bg_w, order):
     codes = check_dna_codes(codes)
     L = codes.shape[1]
     order = _check_order(order, L)
-    motif_w = as_float_matrix(motif_w, "motif weights", ncols=4)
+    motif_w = as_float_matrix(motif_w, "motif weights", ncols=4, max_abs=MAX_COORDINATE)
     if motif_w.shape[0] > L:
         raise ValueError(f"the motif length {motif_w.shape[0]} exceeds the sequence length {L}")
-    bg_w = as_float_vector(bg_w, "background weights", size=4 ** order)
+    bg_w = as_float_vector(bg_w, "background weights", size=4 ** order, max_abs=MAX_COORDINATE)
     return codes, motif_w, bg_w, order
 
 
@@ -129,7 +129,7 @@ def motif_feature_counts(codes, starts, weights, motif_length: int, order: int, 
     if isinstance(motif_length, bool) or not isinstance(motif_length, (int, np.integer)) or not 1 <= motif_length <= L:
         raise ValueError(f"motif_length must be an integer in 1..{L}; got {motif_length!r}")
     starts = _check_starts(starts, n, L - int(motif_length))
-    weights = as_float_vector(weights, "weights", size=n)
+    weights = as_float_vector(weights, "weights", size=n, max_abs=MAX_COORDINATE)
     motif, background = np.zeros((int(motif_length), 4)), np.zeros(4 ** order)
     _motif_backend(backend).feature_counts(codes, starts, weights, order, motif, background)
     return motif, background
@@ -143,6 +143,9 @@ def _check_rbow_scores(A, B):
         raise ValueError(f"class-part weights B must be (classes, {A.shape[2]}); got shape {B.shape}")
     if not (np.all(np.isfinite(A)) and np.all(np.isfinite(B))):
         raise ValueError("region-part scores or class-part weights contain NaN or infinite values")
+    if max(float(np.abs(A).max()), float(np.abs(B).max())) > MAX_COORDINATE:
+        raise ValueError(f"region-part scores or class-part weights exceed {MAX_COORDINATE:g} in magnitude: "
+                         f"the summed scores would overflow")
     return A, B
 
 

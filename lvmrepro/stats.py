@@ -50,13 +50,42 @@ def _wilcoxon_p(d: np.ndarray) -> tuple[float, float]:
     return g, le
 
 
+def _unit_interval(x, name: str, *, closed: bool = False) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        v = math.nan
+    if isinstance(x, bool) or not (0.0 <= v <= 1.0 if closed else 0.0 < v < 1.0):
+        raise ValueError(f"{name} must be a number in {'[0, 1]' if closed else '(0, 1)'}; got {x!r}")
+    return v
+
+
+def _scaled_mean(d: np.ndarray, axis=None):
+    """Mean of ``d`` computed on ``d / max|d|`` so that it cannot overflow (it is at most ``max|d|``)."""
+    scale = float(np.max(np.abs(d))) if d.size else 0.0
+    if scale == 0.0 or not np.isfinite(scale):
+        return np.mean(d, axis=axis)
+    return np.mean(d / scale, axis=axis) * scale
+
+
 def bootstrap_ci(d, *, level: float = 0.95, n_boot: int = 4000, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``d`` (seeded: the same data give the same interval)."""
-    d = np.asarray(d, dtype=float)
+    """Percentile bootstrap interval of the mean of ``d`` (seeded: the same data give the same interval).
+    ``d``: at least one finite number (one value gives the degenerate interval ``(d, d)``)."""
+    try:
+        d = np.asarray(d, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"d must be a 1-D array of numbers; got {type(d).__name__}") from None
+    if d.ndim != 1 or d.size == 0:
+        raise ValueError(f"d must be a non-empty 1-D array of paired differences; got shape {d.shape}")
+    if not np.all(np.isfinite(d)):
+        raise ValueError("d contains NaN or infinite values (drop the pairs without a value first)")
+    level = _unit_interval(level, "level")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive integer; got {n_boot!r}")
     if len(d) < 2:
-        return (float(d.mean()), float(d.mean())) if len(d) else (math.nan, math.nan)
+        return float(d[0]), float(d[0])
     rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, len(d), size=(n_boot, len(d)))].mean(axis=1)
+    means = _scaled_mean(d[rng.integers(0, len(d), size=(int(n_boot), len(d)))], axis=1)
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
 
@@ -82,14 +111,25 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
     threshold = float(threshold)
     if not np.isfinite(threshold) or threshold < 0:
         raise ValueError(f"the practical threshold must be a finite number >= 0; got {threshold}")
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
+    if paper_effect is not None:
+        if isinstance(paper_effect, (bool, str)) or not np.isfinite(float(paper_effect)):
+            raise ValueError(f"paper_effect must be None or a finite number; got {paper_effect!r}")
+        paper_effect = float(paper_effect)
+    alpha = _unit_interval(alpha, "alpha")
+    try:
+        a = np.asarray(a, dtype=float)
+        b = np.asarray(b, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("paired samples a and b must be 1-D arrays of numbers") from None
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"paired samples must be two 1-D arrays of the same length; got {a.shape}, {b.shape}")
     ok = np.isfinite(a) & np.isfinite(b)
     dropped = int(np.sum(~ok))
     a, b = a[ok], b[ok]
-    d = (b - a) if better == "lower" else (a - b)
+    with np.errstate(over="ignore"):
+        d = (b - a) if better == "lower" else (a - b)
+    if not np.all(np.isfinite(d)):
+        raise ValueError("the paired differences overflow: a and b hold values too large to subtract (rescale them)")
     n = len(d)
     out = {"id": id, "statement": statement, "test": f"{test} (one-sided, paired)", "unit": unit, "n": n,
            "threshold": threshold, "paper_effect": paper_effect}
@@ -100,7 +140,7 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
     if n == 0:
         return {**out, "holds": None, "p": None, "p_reverse": None, "ci": None, "effect": None,
                 "reason": "no paired samples", "evidence": head + "."}
-    effect = float(d.mean())
+    effect = float(_scaled_mean(d))
     ci = bootstrap_ci(d, seed=seed)
     p_fwd, p_rev = _sign_p(d) if test == "sign" else _wilcoxon_p(d)
     ev = (f"{head}; mean paired difference in {what} {_fmt(effect)} (95% CI {_fmt(ci[0])} to {_fmt(ci[1])}; "
@@ -125,8 +165,13 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
 def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence_prefix: str = "") -> dict:
     """Aggregate per-cell paired claims ("better in every cell"): holds if every cell holds, does not hold
     if some cell does not hold, else inconclusive.  ``cells`` maps a cell name to a :func:`paired_claim`."""
-    if not cells:
-        raise ValueError("all_cells_claim needs at least one cell")
+    if not isinstance(cells, dict) or not cells:
+        raise ValueError(f"cells must be a non-empty dict of cell name -> paired_claim; got {type(cells).__name__}")
+    for k, c in cells.items():
+        if not isinstance(c, dict) or not {"holds", "n", "p", "effect", "ci", "test", "threshold"} <= set(c):
+            raise ValueError(f"cell {k!r} is not a paired_claim result (a dict with holds, n, p, effect, ci, ...)")
+        if c["holds"] not in (True, False, None) or isinstance(c["n"], float) or not isinstance(c["n"], (int, np.integer)):
+            raise ValueError(f"cell {k!r} has holds={c['holds']!r}, n={c['n']!r}: not a paired_claim result")
     states = {k: c["holds"] for k, c in cells.items()}
     n = int(sum(c["n"] for c in cells.values()))
     failed = [k for k, s in states.items() if s is False]
@@ -153,6 +198,17 @@ def count_claim(id: str, statement: str, successes: int, n: int, *, unit: str, m
     """A claim about how often something happens ("the walk mixes in at least 80 % of trials"): an exact
     one-sided binomial test of ``fraction > min_fraction`` (holds) or ``< min_fraction`` (does not hold)."""
     from scipy.stats import binomtest
+    for name, v in (("successes", successes), ("n", n)):
+        ok = isinstance(v, (int, np.integer)) or (isinstance(v, (float, np.floating)) and float(v).is_integer())
+        if isinstance(v, bool) or not ok or v < 0:
+            raise ValueError(f"{name} must be an integer >= 0; got {v!r}")
+    if n > 2 ** 31 - 1:
+        raise ValueError(f"n must be at most 2**31 - 1 samples; got {n}")
+    if successes > n:
+        raise ValueError(f"successes ({successes}) cannot exceed n ({n})")
+    min_fraction = _unit_interval(min_fraction, "min_fraction", closed=True)
+    alpha = _unit_interval(alpha, "alpha")
+    successes, n = int(successes), int(n)
     if n < MIN_PAIRS:
         return {"id": id, "statement": statement, "holds": None, "test": "binomial (one-sided)", "unit": unit,
                 "n": int(n), "p": None, "p_reverse": None, "ci": None, "effect": successes / n if n else None,

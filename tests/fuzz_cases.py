@@ -45,7 +45,7 @@ def hostile_arrays(a) -> list:
             out.append(b)
     if np.issubdtype(a.dtype, np.integer) and a.size:
         for v in (-1, 10 ** 9, -(2 ** 40)):
-            b = a.copy()
+            b = a.astype(np.int64)
             b.flat[a.size // 2] = v
             out.append(b)
         out.append(a.astype(float) + 0.5)
@@ -324,8 +324,404 @@ def _params_cases():
                  {"text": texts}) for kind in ("int", "float", "choice", "list", "optional", "inferred")]
 
 
+# --------------------------------------------------------------------------- entry points added since the first corpus
+def _nslack_cases():
+    from lvmrepro.lssvm import CCCP, EnumerableStatesModel, StateFeatures, solve_bound
+    from lvmrepro.lssvm.inner import DualCoordinateDescent
+    from lvmrepro.lssvm.inner.nslack import NSlackCuttingPlane, solve_nslack_qp, solve_nslack_qp_ipm
+
+    def qp_valid():
+        G = _X(6, 3, seed=10)
+        return {"G": G, "b": _rng(11).random(6), "starts": np.array([0, 2, 4, 6]), "total": np.array([0.5, 1.0, 0.2]),
+                "alpha": np.zeros(6), "tol": 1e-8, "max_epochs": 500, "inner_steps": 4, "order": None,
+                "backend": "cython"}
+
+    def qp_call(G, b, starts, total, alpha, tol, max_epochs, inner_steps, order, backend):
+        return solve_nslack_qp(G, b, starts, total, alpha, tol, max_epochs=max_epochs, inner_steps=inner_steps,
+                               order=order, backend=backend)
+
+    def ipm_call(G, b, starts, total, order):
+        return solve_nslack_qp_ipm(G, b, starts, total, order=order)
+
+    def ipm_valid():
+        v = qp_valid()
+        return {k: v[k] for k in ("G", "b", "starts", "total", "order")}
+
+    offsets = np.repeat((np.arange(2) * 3)[:, None], 4, axis=1)
+
+    def enum_valid():
+        rng = _rng(2)
+        return {"F": rng.standard_normal((12, 4, 3)), "Y": rng.integers(0, 2, 12), "C": 2.0, "max_iter": 30,
+                "qp": "ipm", "max_planes": 10, "shrinking": False}
+
+    def nslack_call(F, Y, C, max_iter, qp, max_planes, shrinking):
+        m = EnumerableStatesModel(offsets, 3)
+        X = StateFeatures(F)
+        inner = NSlackCuttingPlane(max_iter=max_iter, qp=qp, max_planes=max_planes)
+        res = CCCP(m, C, eps=1e-3, max_iter=3, inner=inner).fit(X, Y, H0=np.zeros(len(F), dtype=np.int64))
+        return res.w, res.objective
+
+    def dcd_call(F, Y, C, max_iter, qp, max_planes, shrinking):
+        m = EnumerableStatesModel(offsets, 3)
+        X = StateFeatures(F)
+        inner = DualCoordinateDescent(max_passes=max_iter, shrinking=shrinking)
+        return solve_bound(m, X, Y, np.zeros(len(F), dtype=np.int64), C, inner=inner).primal
+
+    return [
+        Case("lssvm.solve_nslack_qp", qp_call, qp_valid,
+             {"G": "array", "b": "array", "starts": "array", "total": "array", "alpha": "array",
+              "tol": [NAN, -1.0, INF, "x", None], "max_epochs": "int", "inner_steps": "int",
+              "order": [np.array([5]), np.array([-1]), np.array([0.5]), "x", np.array([[0]])],
+              "backend": ["fortran", None]}),
+        Case("lssvm.solve_nslack_qp_ipm", ipm_call, ipm_valid,
+             {"G": "array", "b": "array", "starts": "array", "total": "array",
+              "order": [np.array([5]), np.array([-1]), np.array([0.5]), "x", np.array([[0]])]}),
+        Case("lssvm.solve_nslack_qp.degenerate", qp_call, qp_valid,
+             {"G": [np.zeros((6, 3)), np.full((6, 3), 1e-300), np.full((6, 3), 1e100)],
+              "total": [np.zeros(3), np.full(3, 1e200), np.full(3, 1e-300)], "b": [np.zeros(6), np.full(6, 1e299)]}),
+        Case("lssvm.solve_nslack_qp_ipm.degenerate", ipm_call, ipm_valid,
+             {"G": [np.zeros((6, 3)), np.full((6, 3), 1e-300), np.full((6, 3), 1e100)],
+              "total": [np.zeros(3), np.full(3, 1e200), np.full(3, 1e-300)], "b": [np.zeros(6), np.full(6, 1e299)]}),
+        Case("lssvm.NSlackCuttingPlane", nslack_call, enum_valid,
+             {"F": "array", "Y": "array", "C": "pos", "max_iter": "int", "qp": ["x", None],
+              "max_planes": "int"}),
+        Case("lssvm.NSlackCuttingPlane.dcd", nslack_call, lambda: {**enum_valid(), "qp": "dcd"},
+             {"C": "pos", "max_iter": "int"}),
+        Case("lssvm.DualCoordinateDescent.shrinking", dcd_call, lambda: {**enum_valid(), "shrinking": True},
+             {"F": "array", "Y": "array", "C": "pos", "max_iter": "int", "shrinking": [None, "x", 1, NAN]}),
+    ]
+
+
+def _coref_cases():
+    from lvmrepro.coref import forest, losses, metrics
+    from lvmrepro.coref.features import PairFeatures, n_pairs
+    from lvmrepro.lssvm import CCCP
+    from lvmrepro.lssvm.inner.nslack import NSlackCuttingPlane
+    from lvmrepro.lssvm.models.coref import CorefModel, chain_forest, random_spanning_forest
+
+    def score(n=5, seed=12):
+        return _rng(seed).standard_normal(n_pairs(n))
+
+    def msf(score, n, allowed, gold, same_bonus, diff_bonus, threshold, backend):
+        return forest.max_spanning_forest(score, n, allowed=allowed, gold=gold, same_bonus=same_bonus,
+                                          diff_bonus=diff_bonus, threshold=threshold, backend=backend)
+
+    def msf_valid():
+        return {"score": score(), "n": 5, "allowed": np.array([0, 0, 1, 1, 0]), "gold": np.array([0, 1, 1, 2, 0]),
+                "same_bonus": 0.5, "diff_bonus": -0.5, "threshold": 0.0, "backend": "cython"}
+
+    def greedy(score, gold, lam, max_passes, backend):
+        return forest.greedy_pairwise_clustering(score, gold, lam, max_passes=max_passes, backend=backend)
+
+    def loss_call(kind, gold, pred, wrong_link_cost):
+        parent = chain_forest(np.asarray(pred)) if kind == "mitre_forest" else None
+        if kind == "mitre_forest":
+            return losses.mitre_forest_loss(gold, parent, wrong_link_cost)
+        return losses.loss_of(kind, gold, pred, wrong_link_cost=wrong_link_cost)
+
+    def metric_call(gold, pred):
+        return metrics.pairwise_f1(gold, pred), metrics.document_scores(gold, pred)
+
+    sizes = [1, 3, 4, 5]
+
+    def docs(table):
+        index, start = [], 0
+        for n in sizes:
+            index.append(np.arange(start, start + n_pairs(n), dtype=np.int32))
+            start += n_pairs(n)
+        return PairFeatures(names=tuple(f"d{k}" for k in range(len(sizes))), n_mentions=np.array(sizes),
+                            index=index, table=table, feature_names=tuple(f"f{k}" for k in range(3)))
+
+    def model_valid():
+        rng = _rng(13)
+        return {"table": rng.standard_normal((sum(n_pairs(n) for n in sizes), 3)),
+                "Y": [np.array([0]), np.array([0, 0, 1]), np.array([0, 1, 0, 1]), np.array([0, 1, 2, 1, 0])],
+                "w": rng.standard_normal(3), "loss": "mitre", "C": 1.0, "wrong_link_cost": 1.0}
+
+    def model_call(table, Y, w, loss, C, wrong_link_cost):
+        X = docs(table)
+        m = CorefModel(loss, n_features=3, wrong_link_cost=wrong_link_cost)
+        H = m.init_latent(X, Y, "chain")
+        out = (m.impute_latent(w, X, Y), m.loss_augmented_inference(w, X, Y), m.predict(w, X))
+        res = CCCP(m, C, eps=1e-2, max_iter=2, inner=NSlackCuttingPlane(max_iter=20)).fit(X, Y, H0=H)
+        return out, res.w, res.objective
+
+    def tree_call(clustering, seed):
+        return chain_forest(clustering), random_spanning_forest(clustering, _rng(seed))
+
+    lab = ["x", None, 3.0, [[1.0, 2.0], [3.0]]]
+    return [
+        Case("coref.max_spanning_forest", msf, msf_valid,
+             {"score": "array", "n": "size", "allowed": "array", "gold": "array", "same_bonus": [NAN, INF, "x", None],
+              "diff_bonus": [NAN, -INF, "x"], "threshold": [NAN, INF, "x", None], "backend": ["fortran", None]}),
+        Case("coref.predict_forest", lambda score, n: forest.predict_forest(score, n),
+             lambda: {"score": score(), "n": 5}, {"score": "array", "n": "size"}),
+        Case("coref.complete_forest", lambda score, clustering: forest.complete_forest(score, clustering),
+             lambda: {"score": score(), "clustering": np.array([0, 1, 0, 2, 1])},
+             {"score": "array", "clustering": "array"}),
+        Case("coref.greedy_pairwise_clustering", greedy,
+             lambda: {"score": score(), "gold": np.array([0, 1, 0, 2, 1]), "lam": 1.0, "max_passes": 50,
+                      "backend": "cython"},
+             {"score": "array", "gold": "array", "lam": "pos", "max_passes": "int", "backend": ["x", None]}),
+        Case("coref.losses", loss_call,
+             lambda: {"kind": "pairwise", "gold": np.array([0, 1, 0, 2]), "pred": np.array([0, 0, 1, 2]),
+                      "wrong_link_cost": 1.0},
+             {"kind": ["x", None], "gold": "array", "pred": "array", "wrong_link_cost": [NAN, INF, -1.0, "x"]}),
+        Case("coref.losses.mitre", loss_call,
+             lambda: {"kind": "mitre", "gold": np.array([0, 1, 0, 2]), "pred": np.array([0, 0, 1, 2]),
+                      "wrong_link_cost": 1.0},
+             {"gold": "array", "pred": "array", "wrong_link_cost": [NAN, INF, -1.0, "x"]}),
+        Case("coref.losses.mitre_forest", loss_call,
+             lambda: {"kind": "mitre_forest", "gold": np.array([0, 1, 0, 2]), "pred": np.array([0, 0, 1, 2]),
+                      "wrong_link_cost": 1.0},
+             {"gold": "array", "wrong_link_cost": [NAN, INF, -1.0, "x"]}),
+        Case("coref.metrics", metric_call, lambda: {"gold": np.array([0, 1, 0, 2]), "pred": np.array([0, 0, 1, 2])},
+             {"gold": "array", "pred": "array"}),
+        Case("coref.trees", tree_call, lambda: {"clustering": np.array([0, 1, 0, 2, 1]), "seed": 0},
+             {"clustering": "array"}),
+        Case("coref.CorefModel", model_call, model_valid,
+             {"table": "array", "Y": lab + [[np.array([0])], [np.array([0.5])] * 4,
+                                      [np.array([0]), np.array([0, 0, 1]), np.array([0, 1, 0, 1]),
+                                       np.array([0, 1, 2, 1, -1])]],
+              "w": "array", "loss": ["x", None], "C": "pos", "wrong_link_cost": [NAN, INF, -1.0, 0.0, "x"]}),
+        Case("coref.CorefModel.pairwise", model_call, lambda: {**model_valid(), "loss": "pairwise"},
+             {"table": "array", "w": "array", "C": "pos"}),
+        # whole arrays at extreme magnitudes: a forest's total (a sum of n - 1 scores) must not overflow
+        Case("coref.max_spanning_forest.huge", msf, msf_valid,
+             {"score": [np.full(10, 1e308), np.full(10, -1e308), np.full(10, 1e300)],
+              "same_bonus": [1e308, -1e308], "diff_bonus": [1e308]}),
+        Case("coref.greedy_pairwise_clustering.huge", greedy,
+             lambda: {"score": np.full(10, 1e250), "gold": np.array([0, 1, 0, 2, 1]), "lam": 1.0, "max_passes": 50,
+                      "backend": "cython"},
+             {"lam": [1e308, 1e300], "score": [np.full(10, 1e308), np.full(10, 1e200)]}),
+        Case("coref.CorefModel.huge", model_call, lambda: {**model_valid(), "w": np.full(3, 1e140)},
+             {"table": [np.full((1 + 3 + 6 + 10, 3), 1e200), np.full((20, 3), 1e300)],
+              "w": [np.full(3, 1e300), np.full(3, -1e160)]}),
+    ]
+
+
+def _motif_cases():
+    from lvmrepro.kernels import motif_feature_counts, motif_scores_at, motif_start_scores
+    from lvmrepro.lssvm import CCCP, SelfPaced
+    from lvmrepro.lssvm.models.motif import MotifModel
+    from lvmrepro.lssvm.models.motif_dcd import MotifDualCD
+
+    def base():
+        rng = _rng(14)
+        return {"codes": rng.integers(0, 4, (6, 9)).astype(np.uint8), "motif_w": rng.standard_normal((3, 4)),
+                "bg_w": rng.standard_normal(16), "order": 2}
+
+    def scan(codes, motif_w, bg_w, order, n_starts, best_only):
+        return motif_start_scores(codes, motif_w, bg_w, order, n_starts, best_only=best_only)
+
+    def at(codes, motif_w, bg_w, order, starts):
+        return motif_scores_at(codes, motif_w, bg_w, order, starts)
+
+    def counts(codes, starts, weights, motif_length, order):
+        return motif_feature_counts(codes, starts, weights, motif_length, order)
+
+    def model_valid():
+        rng = _rng(15)
+        return {"X": rng.integers(0, 4, (10, 8)).astype(np.uint8), "Y": np.array([1, -1] * 5),
+                "w": rng.standard_normal(4 * 3 + 4 ** 2), "C": 1.0, "max_passes": 50, "learner": "cccp"}
+
+    def model_call(X, Y, w, C, max_passes, learner):
+        m = MotifModel(3, 2, 8)
+        out = (m.impute_latent(w, X, Y), m.loss_augmented_inference(w, X, Y), m.predict(w, X))
+        H0 = m.init_latent(X, Y, "random", _rng())
+        cls = CCCP if learner == "cccp" else SelfPaced
+        res = cls(m, C, eps=1e-2, max_iter=2, inner=MotifDualCD(max_passes=max_passes)).fit(X, Y, H0=H0)
+        return out, res.w, res.objective
+
+    return [
+        Case("kernels.motif_start_scores", scan, lambda: {**base(), "n_starts": 7, "best_only": False},
+             {"codes": "array", "motif_w": "array", "bg_w": "array", "order": "size", "n_starts": "size"}),
+        Case("kernels.motif_start_scores.best", scan, lambda: {**base(), "n_starts": 7, "best_only": True},
+             {"codes": "array", "motif_w": "array", "bg_w": "array", "order": "size", "n_starts": "size"}),
+        Case("kernels.motif_scores_at", at, lambda: {**base(), "starts": np.array([0, -1, 6, 2, 3, -1])},
+             {"codes": "array", "motif_w": "array", "bg_w": "array", "order": "size", "starts": "array"}),
+        Case("kernels.motif_feature_counts", counts,
+             lambda: {"codes": base()["codes"], "starts": np.array([0, -1, 6, 2, 3, -1]), "weights": np.ones(6) / 6,
+                      "motif_length": 3, "order": 2},
+             {"codes": "array", "starts": "array", "weights": "array", "motif_length": "size", "order": "size"}),
+        Case("lssvm.MotifModel", model_call, model_valid,
+             {"X": "array", "Y": "array", "w": "array", "C": "pos", "max_passes": "int"}),
+        Case("lssvm.MotifModel.spl", model_call, lambda: {**model_valid(), "learner": "spl"},
+             {"Y": "array", "C": "pos"}),
+    ]
+
+
+def _components_cases():
+    from lvmrepro.components.bundle import GroupBundle, GroupCCCP, solve_group_simplex
+    from lvmrepro.datasets import hog_mirror
+    from lvmrepro.lssvm.features import RaggedFeatures
+    from lvmrepro.lssvm.models.components import ComponentMixtureModel
+
+    def gs_valid():
+        rng = _rng(16)
+        V = rng.standard_normal((2, 5, 3))
+        return {"Q": np.einsum("pia,pja->pij", V, V), "b": rng.random(5), "lam": np.array([0.5, 0.1]),
+                "alpha": np.full(5, 0.4), "total": 2.0, "tol": 1e-8, "max_steps": 1000, "backend": "cython"}
+
+    def gs_call(Q, b, lam, alpha, total, tol, max_steps, backend):
+        return solve_group_simplex(Q, b, lam, alpha, total, tol, max_steps=max_steps, backend=backend)
+
+    layout = (1, 2, 1, 2, 3)
+
+    def model_valid():
+        rng = _rng(17)
+        mirror = hog_mirror.mirror_permutation(layout)
+        blocks = [rng.random((int(rng.integers(1, 4)), len(mirror))) for _ in range(8)]
+        return {"blocks": blocks, "Y": np.where(np.arange(8) % 3 == 0, 1, -1), "lam": 0.5, "C": 2.0,
+                "max_iter": 50, "working_set": True}
+
+    def bundle_call(blocks, Y, lam, C, max_iter, working_set):
+        mirror = hog_mirror.mirror_permutation(layout)
+        model = ComponentMixtureModel(2, len(mirror), mirror=mirror, bias_feature=1.0)
+        X = RaggedFeatures.from_list(blocks)
+        H = model.init_latent(X, Y, "random", _rng())
+        res = GroupBundle(lam, working_set=working_set, max_iter=max_iter).bind(model, X, Y, C).solve(H, tol=1e-4)
+        fit = GroupCCCP(model, C, lam, eps=1e-2, max_iter=2).fit(X, Y, H0=H) if working_set else None
+        return res.w, res.primal, None if fit is None else (fit.w, fit.objective)
+
+    blocks_bad = [[], None, "x", [np.full((2, 12), NAN)], [np.full((2, 12), INF)], [np.zeros((0, 12))] * 8,
+                  [np.zeros((2, 11))] * 8, [np.full((2, 12), 1e308)] * 8]
+    return [
+        Case("components.solve_group_simplex", gs_call, gs_valid,
+             {"Q": "array", "b": "array", "lam": "array", "alpha": "array", "total": "pos",
+              "tol": [NAN, -1.0, INF, "x", None], "max_steps": "int", "backend": ["x", None]}),
+        Case("components.GroupBundle", bundle_call, model_valid,
+             {"blocks": blocks_bad, "Y": "array", "lam": [NAN, -1.0, INF, "x", None, [1.0, 2.0, 3.0, 4.0, 5.0]],
+              "C": "pos", "max_iter": "int"}),
+    ]
+
+
+def _groupnorm_bundle_cases():
+    from lvmrepro.lssvm import GroupNormLSSVM
+
+    def gn_call(lam, C, eps, max_iter, inner_iter, gap_tol, reg, inner_patience=30, max_plane_age=10):
+        m, X, Y, H0 = _chain_problem()
+        res = GroupNormLSSVM(m, m.groups(), lam=lam, C=C, eps=eps, max_iter=max_iter, method="bundle",
+                             inner_iter=inner_iter, gap_tol=gap_tol, reg=reg, inner_patience=inner_patience,
+                             max_plane_age=max_plane_age).fit(X, Y, H0=H0)
+        return res.w, res.objective
+
+    return [Case("lssvm.GroupNormLSSVM.bundle", gn_call,
+                 lambda: {"lam": 0.3, "C": 5.0, "eps": 1e-3, "max_iter": 3, "inner_iter": 200, "gap_tol": None,
+                          "reg": "group", "inner_patience": 30, "max_plane_age": 10},
+                 {"lam": [NAN, -1.0, INF, "x", None, 1e308, [1.0, 2.0]], "C": "pos", "eps": "pos", "max_iter": "int",
+                  "inner_iter": "int", "gap_tol": [NAN, -1.0, 0.0, INF, "x"], "reg": ["x", None],
+                  "inner_patience": "int", "max_plane_age": "int"})]
+
+
+def _scene_cases():
+    from lvmrepro.kernels import rbow_class_scores, rbow_latent_completion
+    from lvmrepro.lssvm import CCCP
+    from lvmrepro.lssvm.models.rbow import RBoWModel
+    from lvmrepro.scenes.init import coherence, random_assignment
+    from lvmrepro.scenes.parts import discover_parts
+    from lvmrepro.scenes.potts import brute_force_labelling, potts_labelling
+
+    def ab():
+        rng = _rng(18)
+        return {"A": rng.standard_normal((3, 4, 2)), "B": rng.standard_normal((3, 2)), "Y": np.array([0, 2, 1])}
+
+    def potts(scores, lam, init):
+        return potts_labelling(scores, lam, init=init)
+
+    def potts_valid():
+        return {"scores": _rng(19).standard_normal((2, 3, 3, 3)), "lam": 0.4, "init": None}
+
+    def rbow_valid():
+        rng = _rng(20)
+        return {"X": rng.standard_normal((4, 2, 2, 2)), "Y": np.array([0, 1, 2, 1]),
+                "w": rng.standard_normal(3 * 2 + 3 * 3), "C": 1.0}
+
+    def rbow_call(X, Y, w, C):
+        m = RBoWModel(3, 3, 2, (2, 2))
+        out = (m.impute_latent(w, X, Y), m.loss_augmented_inference(w, X, Y), m.predict(w, X))
+        H0 = random_assignment(len(X), (2, 2), 3, _rng())
+        res = CCCP(m, C, eps=1e-2, max_iter=2).fit(X, Y, H0=H0)
+        return out, res.w, res.objective, coherence(H0)
+
+    def parts_call(X, y, n_classes, n_parts, iterations):
+        pm = discover_parts(X, y, n_classes, _rng(), n_parts=n_parts, iterations=iterations)
+        return pm.as_w(RBoWModel(n_classes, n_parts, X.shape[-1], X.shape[1:3])), pm.scale
+
+    def bias_call(X, Y, w, theta):
+        from types import SimpleNamespace
+        from lvmrepro.scenes.bias import PottsBias
+        fam = SimpleNamespace(model=RBoWModel(3, 3, 2, (2, 2)), X=X, Y=Y)
+        b = PottsBias()
+        b.prepare(fam, w)
+        return b.complete(fam, w, theta), b.value(b.complete(fam, w, theta))
+
+    return [
+        Case("kernels.rbow_class_scores", lambda A, B, Y: rbow_class_scores(A, B), ab, {"A": "array", "B": "array"}),
+        Case("kernels.rbow_latent_completion", rbow_latent_completion, ab, {"A": "array", "B": "array", "Y": "array"}),
+        Case("scenes.potts_labelling", potts, potts_valid,
+             {"scores": "array", "lam": "pos", "init": [np.zeros((2, 3, 3), int) - 1, np.full((2, 3, 3), 5),
+                                                        np.zeros((3, 3), int), np.full((2, 3, 3), 0.5), "x"]}),
+        Case("scenes.potts_labelling.huge", potts, potts_valid,
+             {"scores": [np.full((2, 3, 3, 3), 1e308) * np.array([1.0, -1.0, 0.5]), np.full((1, 2, 2, 400), 1e-300)],
+              "lam": [1e308, 1e300, 5e-324]}),
+        Case("scenes.brute_force_labelling", brute_force_labelling,
+             lambda: {"scores": _rng(21).standard_normal((2, 2, 3)), "lam": 0.4}, {"scores": "array", "lam": "pos"}),
+        Case("lssvm.RBoWModel", rbow_call, rbow_valid, {"X": "array", "Y": "array", "w": "array", "C": "pos"}),
+        Case("scenes.discover_parts", parts_call,
+             lambda: {"X": _rng(24).standard_normal((6, 2, 2, 3)), "y": np.array([0, 1, 2, 0, 1, 2]), "n_classes": 3,
+                      "n_parts": 3, "iterations": 5},
+             {"X": "array", "y": "array", "n_classes": "size", "n_parts": "size", "iterations": "int"}),
+        Case("scenes.PottsBias", bias_call, lambda: {**rbow_valid(), "theta": 0.5},
+             {"X": "array", "Y": "array", "w": "array", "theta": "unit"}),
+    ]
+
+
+def _stats_cases():
+    from lvmrepro import stats
+
+    def claim(a, b, better, threshold, paper_effect, test, alpha):
+        return stats.paired_claim("c", "s", a, b, better=better, unit="run", threshold=threshold,
+                                  paper_effect=paper_effect, test=test, alpha=alpha)
+
+    def claim_valid():
+        rng = _rng(22)
+        return {"a": rng.random(8), "b": rng.random(8) + 0.3, "better": "lower", "threshold": 0.01,
+                "paper_effect": None, "test": "sign", "alpha": 0.05}
+
+    def count(successes, n, min_fraction, alpha):
+        return stats.count_claim("c", "s", successes, n, unit="trial", min_fraction=min_fraction, evidence="e",
+                                 alpha=alpha)
+
+    def cells(cells):
+        return stats.all_cells_claim("c", "s", cells, unit="run")
+
+    good = stats.paired_claim("c", "s", np.arange(8.0), np.arange(8.0) + 1, better="lower", unit="run",
+                              threshold=0.1)
+    return [
+        Case("stats.paired_claim", claim, claim_valid,
+             {"a": "array", "b": "array", "better": ["x", None], "threshold": "pos",
+              "paper_effect": [NAN, INF, "x"], "test": ["x", None], "alpha": "unit"}),
+        Case("stats.paired_claim.wilcoxon", claim, lambda: {**claim_valid(), "test": "wilcoxon"},
+             {"a": "array", "b": "array", "paper_effect": [NAN, INF, "x"], "alpha": "unit"}),
+        Case("stats.bootstrap_ci", lambda d, level, n_boot: stats.bootstrap_ci(d, level=level, n_boot=n_boot),
+             lambda: {"d": _rng(23).standard_normal(9), "level": 0.95, "n_boot": 200},
+             {"d": "array", "level": "unit", "n_boot": "int"}),
+        Case("stats.count_claim", count, lambda: {"successes": 8, "n": 10, "min_fraction": 0.5, "alpha": 0.05},
+             {"successes": "size", "n": "size", "min_fraction": "unit", "alpha": "unit"}),
+        Case("stats.paired_claim.huge", claim, claim_valid,
+             {"a": [np.full(8, -1e308), np.full(8, 1e308)], "b": [np.full(8, 1e308), np.full(8, -1e308)]}),
+        Case("stats.count_claim.huge", count, lambda: {"successes": 8, "n": 10, "min_fraction": 0.5, "alpha": 0.05},
+             {"n": [10 ** 30, 2 ** 63, 10.0, 10.5], "successes": [11, 10 ** 30, 8.0]}),
+        Case("stats.all_cells_claim", cells, lambda: {"cells": {"x": good, "y": good}},
+             {"cells": [{}, None, "x", {"x": {}}, {"x": None}, {"x": {**good, "n": NAN}}]}),
+    ]
+
+
 def cases() -> list[Case]:
-    return _kernels_cases() + _gmm_cases() + _lssvm_cases() + _mixreg_cases() + _params_cases()
+    return (_kernels_cases() + _gmm_cases() + _lssvm_cases() + _mixreg_cases() + _params_cases() + _nslack_cases()
+            + _coref_cases() + _motif_cases() + _components_cases() + _groupnorm_bundle_cases() + _scene_cases()
+            + _stats_cases())
 
 
 def run_corpus(names=None) -> list[str]:

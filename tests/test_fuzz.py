@@ -62,3 +62,55 @@ def test_cli_hostile_arguments_are_one_line_errors(argv, capsys):
     assert cli.main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("lvmrepro: error:") and "\n" not in err, err
+
+
+# --------------------------------------------------------------------------- defects the corpus of the later entry points found
+def test_random_spanning_forest_of_a_huge_cluster_id_is_immediate():
+    """It looped over every id up to the largest (10**9 iterations) before building the forest."""
+    from lvmrepro.lssvm.models.coref import chain_forest, random_spanning_forest
+    y = np.array([0, 10 ** 9, 0, 10 ** 9])
+    assert random_spanning_forest(y, np.random.default_rng(0)).tolist() == [-1, -1, 0, 1]
+    assert chain_forest(y).tolist() == [-1, -1, 0, 1]
+    with pytest.raises(ValueError, match="negative cluster id"):
+        random_spanning_forest(np.array([0, -1]), np.random.default_rng(0))
+
+
+def test_rbow_model_trains_with_the_engines_solvers():
+    """RBoWModel.inference_terms lacked the complete= keyword every engine solver passes (TypeError)."""
+    from lvmrepro.lssvm import CCCP
+    from lvmrepro.lssvm.models.rbow import RBoWModel
+    from lvmrepro.scenes.init import random_assignment
+    rng = np.random.default_rng(0)
+    m, X, Y = RBoWModel(3, 3, 2, (2, 2)), rng.standard_normal((4, 2, 2, 2)), np.array([0, 1, 2, 1])
+    res = CCCP(m, 1.0, eps=1e-2, max_iter=2).fit(X, Y, H0=random_assignment(4, (2, 2), 3, rng))
+    assert np.isfinite(res.objective)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda q: q.solve_nslack_qp_ipm(np.full((2, 3), np.nan), np.ones(2), [0, 2], [1.0]), "G contains NaN"),
+    (lambda q: q.solve_nslack_qp_ipm(np.ones((2, 3)), np.ones(2), [0, 2], [1.0], order=[5]), "order names a block"),
+    (lambda q: q.solve_nslack_qp_ipm(np.ones((2, 3)), np.ones(2), [0, 2], [np.inf]), "total contains NaN"),
+    (lambda q: q.solve_nslack_qp(np.ones((2, 3)), np.ones(2), [0, 2], [1.0], np.zeros(2), 1e-6, max_epochs=np.inf),
+     "max_epochs must be an integer"),
+])
+def test_nslack_qp_inputs_are_checked_before_the_solver(call, match):
+    from lvmrepro.lssvm.inner import nslack
+    with pytest.raises(ValueError, match=match):
+        call(nslack)
+
+
+def test_stats_refuse_what_would_give_nan():
+    from lvmrepro import stats
+    with pytest.raises(ValueError, match="non-empty"):
+        stats.bootstrap_ci([])
+    with pytest.raises(ValueError, match="NaN"):
+        stats.bootstrap_ci([1.0, np.nan])
+    with pytest.raises(ValueError, match="paper_effect"):
+        stats.paired_claim("c", "s", np.zeros(6), np.ones(6), better="lower", unit="u", threshold=0.1,
+                           paper_effect=np.nan)
+    with pytest.raises(ValueError, match="overflow"):
+        stats.paired_claim("c", "s", np.full(6, -1e308), np.full(6, 1e308), better="lower", unit="u", threshold=0)
+    with pytest.raises(ValueError, match="not a paired_claim"):
+        stats.all_cells_claim("c", "s", {"x": {}}, unit="u")
+    lo, hi = stats.bootstrap_ci(np.full(6, 1e308))       # the resampled means no longer overflow
+    assert lo == hi == 1e308

@@ -160,6 +160,17 @@ def test_bundle_fit_ends_at_a_certified_fixed_point():
     assert np.array_equal(res.H, direct_impute(res.w, F, Y))
 
 
+def test_bundle_fit_stopped_by_eps_is_still_certified():
+    """A loose solve can leave the objective unchanged while its gap is far above gap_tol: the eps rule
+    may stop a bundle fit only after a solve at gap_tol (a stop at 18 iterations with gap 1e-5 in the
+    digits run before this rule)."""
+    F, Y = data(n=80, seed=7)
+    m = groupnorm_digit_model()
+    G = groupnorm_blocks(m)
+    res = GroupNormLSSVM(m, G, lam=0.05, C=1.0, eps=0.99, max_iter=30, gap_tol=1e-8).fit(F, Y, H0=np.full(len(Y), 5))
+    assert res.converged and res.info["certified"] and res.history[-1]["gap"] <= 1e-8
+
+
 def test_step_rule_fits_report_a_valid_certificate():
     """The paper's update reports how far it stopped from the optimum for its own latent values."""
     F, Y = data(n=60, seed=8)

@@ -67,6 +67,10 @@ def solve_group_simplex(Q, b, lam, alpha, total, tol, max_steps: int = 200_000, 
         raise ValueError(f"tol must be a finite number >= 0; got {tol}")
     if backend not in ("cython", "numpy"):
         raise ValueError(f"backend must be 'cython' or 'numpy'; got {backend!r}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, (int, np.integer)) or max_steps < 0:
+        raise ValueError(f"max_steps must be an integer >= 0; got {max_steps!r}")
+    if float(np.abs(b).max()) * total > 1e300 or float(np.abs(Q).max()) * total * total * Q.shape[1] > 1e300:
+        raise ValueError("Q, b and total are too large: the dual value would overflow (rescale the problem)")
     if np.any(a < -1e-12 * max(1.0, total)) or abs(a.sum() - total) > 1e-9 * max(1.0, abs(total)):
         raise ValueError("alpha must be feasible: non-negative and summing to total")
     a = np.maximum(a, 0.0)

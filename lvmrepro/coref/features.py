@@ -385,6 +385,10 @@ def unpack_bits(codes: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- the data set object
+#: largest feature value accepted (the features are 0/1 indicators; with ``|w| <= 1e150`` scores stay finite)
+MAX_TABLE_ENTRY = 1e100
+
+
 @dataclass
 class PairFeatures:
     """The input ``X`` of the coreference model: pair features of a list of documents.
@@ -404,6 +408,9 @@ class PairFeatures:
         self.table = np.ascontiguousarray(self.table, dtype=np.float64)
         if self.table.ndim != 2 or not np.all(np.isfinite(self.table)):
             raise ValueError(f"the feature table must be a finite 2-D array; got shape {self.table.shape}")
+        if self.table.size and float(np.abs(self.table).max()) > MAX_TABLE_ENTRY:
+            raise ValueError(f"the feature table has entries above {MAX_TABLE_ENTRY:g} in magnitude: pair scores "
+                             f"would overflow (the features are indicators)")
         self.n_mentions = np.asarray(self.n_mentions, dtype=np.int64)
         if not (len(self.names) == len(self.index) == len(self.n_mentions)):
             raise ValueError("names, n_mentions and index must have one entry per document")

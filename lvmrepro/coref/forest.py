@@ -21,6 +21,10 @@ from lvmrepro.validation import as_float_vector
 
 
 # --------------------------------------------------------------------------- checks
+#: largest pair score or bonus accepted: sums over any forest (fewer than 2**63 edges) stay finite
+MAX_SCORE = 1e280
+
+
 def check_backend(backend: str) -> str:
     if backend not in ("cython", "numpy"):
         raise ValueError(f"unknown backend {backend!r}; use 'cython' or 'numpy'")
@@ -31,7 +35,10 @@ def check_scores(score, n: int, name: str = "pair scores") -> np.ndarray:
     """Float64 condensed scores of ``n`` mentions, finite, of length ``n (n - 1) / 2``."""
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"the number of mentions must be a positive integer; got {n!r}")
-    return as_float_vector(score, name, size=n_pairs(int(n)))
+    score = as_float_vector(score, name, size=n_pairs(int(n)))
+    if score.size and float(np.abs(score).max()) > MAX_SCORE:
+        raise ValueError(f"{name} exceed {MAX_SCORE:g} in magnitude: a forest's total would overflow")
+    return score
 
 
 def check_labels(labels, n: int, name: str = "clustering") -> np.ndarray:
@@ -216,8 +223,8 @@ def max_spanning_forest(score, n: int, *, allowed=None, gold=None, same_bonus: f
     allowed = None if allowed is None else check_labels(allowed, n, "allowed labels")
     gold = np.zeros(n, np.int64) if gold is None else check_labels(gold, n, "gold clustering")
     same_bonus, diff_bonus, threshold = float(same_bonus), float(diff_bonus), float(threshold)
-    if not (np.isfinite(same_bonus) and np.isfinite(diff_bonus)):
-        raise ValueError(f"edge bonuses must be finite; got {same_bonus}, {diff_bonus}")
+    if not (abs(same_bonus) <= MAX_SCORE and abs(diff_bonus) <= MAX_SCORE):
+        raise ValueError(f"edge bonuses must be finite numbers of magnitude <= {MAX_SCORE:g}; got {same_bonus}, {diff_bonus}")
     if np.isnan(threshold) or threshold == np.inf:
         raise ValueError(f"threshold must be a number below +inf; got {threshold}")
     if check_backend(backend) == "numpy":
@@ -289,8 +296,8 @@ def greedy_pairwise_clustering(score, gold, lam: float, *, max_passes: int = 50,
     gold = check_labels(gold, n, "gold clustering")
     score = check_scores(score, n)
     lam = float(lam)
-    if not (np.isfinite(lam) and lam >= 0):
-        raise ValueError(f"lam must be finite and >= 0; got {lam}")
+    if not (0 <= lam <= MAX_SCORE):
+        raise ValueError(f"lam must be a number in [0, {MAX_SCORE:g}]; got {lam}")
     if isinstance(max_passes, bool) or not isinstance(max_passes, (int, np.integer)) or max_passes < 1:
         raise ValueError(f"max_passes must be a positive integer; got {max_passes!r}")
     return greedy_kernel(score, _identity_index(n), value_rank(score), gold, lam, max_passes,

@@ -35,18 +35,42 @@ from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.coref.forest import forest_clustering, forest_edges
+from lvmrepro.coref.forest import check_forest, check_labels, forest_clustering, forest_edges
 from lvmrepro.datasets.litbank import canonical_clustering
+
+
+def _clustering(labels, name: str) -> np.ndarray:
+    """``labels`` as int64 non-negative cluster ids of a 1-D clustering, or a one-line ValueError."""
+    arr = np.asarray(labels)
+    if arr.ndim != 1:
+        raise ValueError(f"the {name} clustering must be a 1-D array of cluster ids; got shape {arr.shape}")
+    return check_labels(arr, arr.shape[0], f"the {name} clustering")
+
+
+def _pair(gold, pred) -> tuple[np.ndarray, np.ndarray]:
+    gold, pred = _clustering(gold, "gold"), _clustering(pred, "predicted")
+    if gold.shape != pred.shape:
+        raise ValueError(f"the two clusterings must be 1-D of the same length; got {gold.shape} and {pred.shape}")
+    return gold, pred
+
+
+def _check_cost(wrong_link_cost) -> float:
+    try:
+        r = float(wrong_link_cost)
+    except (TypeError, ValueError):
+        r = float("nan")
+    if not (np.isfinite(r) and r > 0):
+        raise ValueError(f"wrong_link_cost must be a finite number > 0; got {wrong_link_cost!r}")
+    return r
 
 
 def _contingency(gold, pred) -> np.ndarray:
     """Sizes of the non-empty intersections of the clusters of two clusterings."""
-    gold = np.asarray(gold, dtype=np.int64)
-    pred = np.asarray(pred, dtype=np.int64)
-    if gold.shape != pred.shape or gold.ndim != 1:
-        raise ValueError(f"the two clusterings must be 1-D of the same length; got {gold.shape} and {pred.shape}")
+    gold, pred = _pair(gold, pred)
     if gold.size == 0:
         return np.zeros(0, dtype=np.int64)
+    _, gold = np.unique(gold, return_inverse=True)      # compact ids: the cell index cannot overflow
+    _, pred = np.unique(pred, return_inverse=True)
     cell = gold * (int(pred.max()) + 1) + pred
     return np.unique(cell, return_counts=True)[1]
 
@@ -67,6 +91,7 @@ def pair_counts(gold, pred) -> tuple[int, int, int]:
 
 def link_counts(gold, pred) -> tuple[int, int, int]:
     """``(m, L, Lhat)``: common MUC links ``n - |y ^ yhat|``, gold links ``n - k(y)``, predicted links."""
+    gold, pred = _pair(gold, pred)
     n = len(gold)
     return (n - len(_contingency(gold, pred)), n - len(_cluster_sizes(gold)), n - len(_cluster_sizes(pred)))
 
@@ -84,20 +109,23 @@ def mitre_scale(gold) -> float:
 
 def pairwise_loss(gold, pred) -> float:
     """``Delta_P(y, yhat)`` (module docstring)."""
+    gold, pred = _pair(gold, pred)
     tp, g, p = pair_counts(gold, pred)
     return 100.0 * ((g - tp) + (p - tp)) / max(g, 1)
 
 
 def mitre_link_loss(gold, pred, wrong_link_cost: float = 1.0) -> float:
     """``min over forests hhat of yhat of Delta_M(y, yhat, hhat)``: missed + r * spurious MUC links."""
+    wrong_link_cost = _check_cost(wrong_link_cost)
     m, L, Lhat = link_counts(gold, pred)
     return 100.0 * ((L - m) + wrong_link_cost * (Lhat - m)) / max(L, 1)
 
 
 def mitre_forest_loss(gold, parent, wrong_link_cost: float = 1.0) -> float:
     """``Delta_M(y, yhat, hhat)`` for the forest ``parent`` (its clustering is ``yhat``)."""
-    gold = np.asarray(gold, dtype=np.int64)
-    i, j = forest_edges(parent)
+    wrong_link_cost = _check_cost(wrong_link_cost)
+    gold = _clustering(gold, "gold")
+    i, j = forest_edges(check_forest(parent, len(gold)))
     inside = int(np.count_nonzero(gold[i] == gold[j]))
     L = len(gold) - len(_cluster_sizes(gold))
     return 100.0 * ((L - inside) + wrong_link_cost * (len(i) - inside)) / max(L, 1)

@@ -95,6 +95,10 @@ def corpus_scores(golds, preds) -> dict:
 
 def pairwise_f1(gold, pred) -> float:
     """F1 of the coreferent pairs (BLANC's coreference-link F, via ``scorch``)."""
+    gold, pred = np.asarray(gold), np.asarray(pred)
+    if gold.shape != pred.shape or gold.ndim != 1 or gold.size == 0:
+        raise ValueError(f"key and response must be non-empty 1-D clusterings of the same mentions; got "
+                         f"shapes {gold.shape} and {pred.shape}")
     scores = _scorch()
     c_score, _ = scores.detailed_blanc(clusters_of(gold), clusters_of(pred))
     return 0.0 if c_score is None else float(c_score[2])

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lvmrepro.validation import MAX_COORDINATE
+
 N_PARTS = 200
 KMEANS_ITERATIONS = 20
 RIDGE = 1e-3        # Sigma += RIDGE * mean(diag Sigma) * I: keeps the LDA solve well conditioned
@@ -69,6 +71,8 @@ def _check_training(X_train, y_train, n_parts, n_classes):
         raise ValueError(f"X_train must be (n, G1, G2, D); got shape {X_train.shape}")
     if y_train.dtype.kind not in "iu" or y_train.shape != X_train.shape[:1]:
         raise ValueError(f"y_train must be {X_train.shape[0]} integer labels; got {y_train.dtype} {y_train.shape}")
+    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
+        raise ValueError(f"n_classes must be a positive integer; got {n_classes!r}")
     if y_train.min() < 0 or y_train.max() >= n_classes:
         raise ValueError(f"labels must lie in 0..{n_classes - 1}")
     regions = X_train.reshape(-1, X_train.shape[-1])
@@ -76,6 +80,9 @@ def _check_training(X_train, y_train, n_parts, n_classes):
         raise ValueError(f"n_parts must be an integer in 2..{len(regions)} (the number of training regions); got {n_parts!r}")
     if not np.all(np.isfinite(regions)):
         raise ValueError("training region features contain NaN or infinite values")
+    if float(np.abs(regions).max()) > MAX_COORDINATE:
+        raise ValueError(f"training region features exceed {MAX_COORDINATE:g} in magnitude: squared distances "
+                         f"would overflow")
     return regions, y_train.astype(np.int64)
 
 
@@ -87,6 +94,8 @@ def discover_parts(X_train, y_train, n_classes: int, rng: np.random.Generator, *
     from lvmrepro.gmm.init import kmeanspp
     if not isinstance(rng, np.random.Generator):
         raise ValueError("part discovery needs rng, a numpy.random.Generator")
+    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
+        raise ValueError(f"iterations must be a positive integer; got {iterations!r}")
     regions, y_train = _check_training(X_train, y_train, n_parts, n_classes)
     n, D = X_train.shape[0], regions.shape[1]
     R = regions.shape[0] // n

@@ -69,7 +69,7 @@ PAPER_TABLE2 = {"source": "Chen, Batra & Freeman (ICCV 2013), Table 2 (test-time
 
 # The paper's update: its step rule and stopping rule (eps on the relative objective change); the paper
 # gives no step or iteration budget, these are ours (every fit reports whether its rule stopped it).
-_COMMON = {"lam": 1 / 255, "C": 1.0, "eps": 1e-3, "max_iter": 60, "gap_tol": 1e-7}
+_COMMON = {"lam": 1 / 255, "C": 1.0, "eps": 1e-3, "max_iter": 100, "gap_tol": 1e-7}
 SUBGRADIENT_STEPS = {"inner_iter": 200, "inner_patience": 30}
 # Certified fits stop at a latent fixed point; this eps only guards against a cycle of ties.
 CERTIFIED_EPS = 1e-12

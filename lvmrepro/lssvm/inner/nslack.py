@@ -41,6 +41,47 @@ from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult, ch
 from lvmrepro.lssvm.objective import check_C, check_weights
 
 
+def _check_qp(G, b, starts, total, order):
+    """The cached QP's data, validated (one-line ValueError naming the argument): ``(G, b, starts, total,
+    order)`` as contiguous float64/int64 arrays, ``order`` None or the blocks to visit."""
+    try:
+        G = np.ascontiguousarray(G, dtype=np.float64)
+        b = np.ascontiguousarray(b, dtype=np.float64)
+        total = np.ascontiguousarray(total, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"n-slack QP inputs G, b, total must be numeric: {exc}") from None
+    st = np.asarray(starts)
+    if st.dtype.kind not in "iu":
+        raise ValueError(f"starts must be an integer array; got dtype {st.dtype}")
+    starts = np.ascontiguousarray(st, dtype=np.int64)
+    K = G.shape[0] if G.ndim == 2 else -1
+    if G.ndim != 2 or G.shape[1] < 1 or b.shape != (K,):
+        raise ValueError(f"G must be (planes, d >= 1) and b (planes,); got G {G.shape}, b {b.shape}")
+    if starts.ndim != 1 or len(starts) < 2 or starts[0] != 0 or starts[-1] != K or np.any(np.diff(starts) < 0):
+        raise ValueError(f"starts must rise from 0 to the number of planes {K}; got {st.tolist()!r:.80}")
+    if total.shape != (len(starts) - 1,):
+        raise ValueError(f"total must be {len(starts) - 1} numbers (one per block); got shape {total.shape}")
+    for name, arr in (("G", G), ("b", b), ("total", total)):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"n-slack QP input {name} contains NaN or infinite values")
+    if np.any(total < 0):
+        raise ValueError("total must be >= 0 in every block")
+    # ||alpha G||^2 and alpha.b must stay finite for every feasible alpha
+    mass = float(total.sum())
+    if G.size and float(np.abs(G).max()) * mass * np.sqrt(G.shape[1]) > 1e150:
+        raise ValueError("G and total are too large: ||sum_k a_k G_k||^2 would overflow (rescale the problem)")
+    if b.size and float(np.abs(b).max()) * mass > 1e300:
+        raise ValueError("b and total are too large: the dual value would overflow (rescale the problem)")
+    if order is not None:
+        o = np.asarray(order)
+        if o.ndim != 1 or (o.size and o.dtype.kind not in "iu"):
+            raise ValueError(f"order must be a 1-D integer array of blocks; got {o.dtype} {o.shape}")
+        order = np.ascontiguousarray(o, dtype=np.int64)
+        if order.size and (order.min() < 0 or order.max() >= len(total)):
+            raise ValueError(f"order names a block outside 0..{len(total) - 1}")
+    return G, b, starts, total, order
+
+
 def solve_nslack_qp(G, b, starts, total, alpha, tol, *, max_epochs: int = 100_000, inner_steps: int = 4,
                     order=None, backend: str = "cython"):
     """``max_a sum a b - 1/2 ||a G||^2`` over ``{a >= 0, sum_{k in block i} a_k <= total_i}`` from a feasible
@@ -49,36 +90,29 @@ def solve_nslack_qp(G, b, starts, total, alpha, tol, *, max_epochs: int = 100_00
     Returns ``(alpha, w, epochs, gap)``.  ``order``: the blocks to visit (default: every block).
     """
     from lvmrepro._kernels import nslack_qp, nslack_qp_ref
+    G, b, starts, total, order = _check_qp(G, b, starts, total, order)
+    K = G.shape[0]
     try:
-        G = np.ascontiguousarray(G, dtype=np.float64)
-        b = np.ascontiguousarray(b, dtype=np.float64)
-        starts = np.ascontiguousarray(starts, dtype=np.int64)
-        total = np.ascontiguousarray(total, dtype=np.float64)
         tol = float(tol)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"n-slack QP inputs must be numeric: {exc}") from None
+    except (TypeError, ValueError):
+        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}") from None
     if not isinstance(alpha, np.ndarray) or alpha.dtype != np.float64 or not alpha.flags.c_contiguous:
         raise ValueError("alpha must be a contiguous float64 array (it is improved in place)")
-    K = G.shape[0] if G.ndim == 2 else -1
-    if G.ndim != 2 or b.shape != (K,) or alpha.shape != (K,):
-        raise ValueError(f"bad n-slack QP shapes: G {G.shape}, b {b.shape}, alpha {alpha.shape}")
-    if starts.ndim != 1 or len(starts) < 1 or starts[0] != 0 or starts[-1] != K or np.any(np.diff(starts) < 0):
-        raise ValueError("starts must rise from 0 to the number of planes")
-    if total.shape != (len(starts) - 1,) or np.any(total < 0):
-        raise ValueError(f"total must be {len(starts) - 1} numbers >= 0 (one per block)")
-    for name, arr in (("G", G), ("b", b), ("total", total), ("alpha", alpha)):
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"n-slack QP input {name} contains NaN or infinite values")
+    if alpha.shape != (K,):
+        raise ValueError(f"alpha must have shape ({K},) (one value per plane); got {alpha.shape}")
+    if not np.all(np.isfinite(alpha)):
+        raise ValueError("n-slack QP input alpha contains NaN or infinite values")
     if not np.isfinite(tol) or tol < 0:
         raise ValueError(f"tol must be a finite number >= 0; got {tol}")
+    for name, v, lo in (("max_epochs", max_epochs, 0), ("inner_steps", inner_steps, 1)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise ValueError(f"{name} must be an integer >= {lo}; got {v!r}")
     sums = np.bincount(np.repeat(np.arange(len(total)), np.diff(starts)), weights=alpha, minlength=len(total))
     if np.any(alpha < 0) or np.any(sums > total * (1 + 1e-9) + 1e-300):
         raise ValueError("alpha must be feasible: non-negative, at most total per block")
-    order = np.arange(len(total), dtype=np.int64) if order is None else np.ascontiguousarray(order, dtype=np.int64)
-    if order.size and (order.min() < 0 or order.max() >= len(total)):
-        raise ValueError("order names a block that does not exist")
     if backend not in ("cython", "numpy"):
         raise ValueError(f"backend must be 'cython' or 'numpy'; got {backend!r}")
+    order = np.arange(len(total), dtype=np.int64) if order is None else order
     w = alpha @ G if K else np.zeros(G.shape[1])
     w = np.ascontiguousarray(w, dtype=np.float64)
     impl = nslack_qp.nslack_dcd if backend == "cython" else nslack_qp_ref.nslack_dcd
@@ -105,10 +139,7 @@ def solve_nslack_qp_ipm(G, b, starts, total, order=None):
     """
     import clarabel
     import scipy.sparse as sp
-    G = np.ascontiguousarray(G, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
-    starts = np.ascontiguousarray(starts, dtype=np.int64)
-    total = np.ascontiguousarray(total, dtype=np.float64)
+    G, b, starts, total, order = _check_qp(G, b, starts, total, order)
     K, d = G.shape
     nb = len(total)
     owner = np.repeat(np.arange(nb), np.diff(starts))

@@ -43,6 +43,7 @@ from lvmrepro.coref.forest import (
 )
 from lvmrepro.datasets.litbank import canonical_clustering
 from lvmrepro.lssvm.base import InferenceTerms, LatentModel
+from lvmrepro.validation import as_weight_vector
 
 LOSSES = ("mitre", "pairwise")
 FOREST_METHODS = ("bucket", "prim")
@@ -85,12 +86,7 @@ class CorefModel(LatentModel):
         return X
 
     def _check_w(self, w) -> np.ndarray:
-        w = np.asarray(w, dtype=np.float64)
-        if w.shape != (self.size_w,):
-            raise ValueError(f"w must have shape ({self.size_w},); got {w.shape}")
-        if not np.all(np.isfinite(w)):
-            raise ValueError("w contains NaN or infinite values")
-        return w
+        return as_weight_vector(w, self.size_w)   # finite, and small enough that pair scores cannot overflow
 
     def n_samples(self, X) -> int:
         return len(self._check_X(X))
@@ -289,9 +285,16 @@ class CorefModel(LatentModel):
 
 
 # --------------------------------------------------------------------------- forests of a clustering
+def _check_clustering(clustering) -> np.ndarray:
+    y = np.asarray(clustering)
+    if y.ndim != 1:
+        raise ValueError(f"a clustering must be a 1-D array of cluster ids; got shape {y.shape}")
+    return check_labels(y, y.shape[0])
+
+
 def chain_forest(clustering) -> np.ndarray:
     """Each mention's parent is the previous mention of its cluster (roots: first mentions)."""
-    y = np.asarray(clustering, dtype=np.int64)
+    y = _check_clustering(clustering)
     parent = np.full(len(y), -1, dtype=np.int64)
     last = {}
     for v, c in enumerate(y.tolist()):
@@ -321,9 +324,9 @@ def pruefer_tree_edges(members: np.ndarray, sequence) -> tuple[np.ndarray, np.nd
 
 def random_spanning_forest(clustering, rng: np.random.Generator) -> np.ndarray:
     """A uniform random spanning tree of every cluster (uniform Pruefer sequences)."""
-    y = np.asarray(clustering, dtype=np.int64)
+    y = _check_clustering(clustering)
     I, J = [], []
-    for c in range(int(y.max()) + 1 if len(y) else 0):
+    for c in np.unique(y).tolist():
         members = np.flatnonzero(y == c)
         if len(members) < 2:
             continue

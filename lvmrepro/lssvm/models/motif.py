@@ -45,6 +45,7 @@ import numpy as np
 from lvmrepro.kernels import check_dna_codes, motif_feature_counts, motif_scores_at, motif_start_scores
 from lvmrepro.lssvm.base import EnumerableLatent, InferenceTerms, LatentModel
 from lvmrepro.lssvm.features import LatentTable
+from lvmrepro.validation import as_weight_vector
 
 NO_MOTIF = -1
 PRIMER_POLICIES = ("overlap", "exclude")
@@ -95,12 +96,7 @@ class MotifModel(LatentModel, EnumerableLatent):
         return codes
 
     def check_w(self, w) -> np.ndarray:
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if w.shape != (self.size_w,):
-            raise ValueError(f"w must have shape ({self.size_w},); got {w.shape}")
-        if not np.all(np.isfinite(w)):
-            raise ValueError("w contains NaN or infinite values")
-        return w
+        return as_weight_vector(w, self.size_w)   # finite, and small enough that the scores cannot overflow
 
     def check_outputs(self, X, Y) -> np.ndarray:
         Y = np.asarray(Y)

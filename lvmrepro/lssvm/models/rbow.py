@@ -43,6 +43,7 @@ import numpy as np
 
 from lvmrepro.kernels import rbow_class_scores, rbow_latent_completion
 from lvmrepro.lssvm.base import InferenceTerms, LatentModel
+from lvmrepro.validation import as_weight_vector
 
 
 class RBoWModel(LatentModel):
@@ -78,12 +79,7 @@ class RBoWModel(LatentModel):
         return np.concatenate([W.ravel(), B.ravel()])
 
     def check_w(self, w) -> np.ndarray:
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        if w.shape != (self.size_w,):
-            raise ValueError(f"w must have shape ({self.size_w},); got {w.shape}")
-        if not np.all(np.isfinite(w)):
-            raise ValueError("w contains NaN or infinite values")
-        return w
+        return as_weight_vector(w, self.size_w)   # finite, and small enough that the scores cannot overflow
 
     def check_X(self, X) -> np.ndarray:
         if not isinstance(X, np.ndarray):
@@ -224,20 +220,18 @@ class RBoWModel(LatentModel):
         return ybar, hbar
 
     def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
-        """All objective terms from one BLAS product: class scores, then the part maps of two classes
-        (``complete=False`` skips the latent completion under the true class: ``best``/``h_best`` None)."""
+        """All objective terms from one BLAS product: class scores, then the part maps of two classes.
+        ``complete`` is accepted for the engine's solvers; the completion is cheap here and always filled."""
         Y = self.check_outputs(X, Y)
         A, S = self._class_table(w, X)
         n = len(Y)
         ybar, hbar, aug = self._best_class(w, X, A, S, Y)
-        h_best = best = None
-        if complete:
-            h_best, best = rbow_latent_completion(A, self.unpack(self.check_w(w))[1], Y)
-            h_best = h_best.reshape(n, *self.grid)
+        h_best, best = rbow_latent_completion(A, self.unpack(self.check_w(w))[1], Y)
         fixed = None
         if H is not None:
             fixed = self._fixed_scores(A, self.unpack(self.check_w(w))[1], Y, self.check_latent(X, H))
-        return InferenceTerms(aug=aug, ybar=ybar, hbar=hbar, best=best, h_best=h_best, fixed=fixed)
+        return InferenceTerms(aug=aug, ybar=ybar, hbar=hbar, best=best, h_best=h_best.reshape(n, *self.grid),
+                              fixed=fixed)
 
     def init_latent(self, X, Y, how: str = "random", rng: np.random.Generator | None = None):
         """``"random"``: a uniform random part per region (needs ``rng``); ``"potts:<lambda>"``: the
