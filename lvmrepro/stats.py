@@ -183,8 +183,10 @@ def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence
     else:
         holds, reason = True, None
     word = {True: "holds", False: "does not hold", None: "inconclusive"}
-    ev = evidence_prefix + "; ".join(f"{k}: {word[c['holds']]} (n={c['n']}, p={_fmt(c['p'])}, effect {_fmt(c['effect'])})"
-                                     for k, c in cells.items())
+    # a cell decided by an interval rule (no test statistic) has no p: say so rather than print nan
+    ev = evidence_prefix + "; ".join(
+        f"{k}: {word[c['holds']]} (n={c['n']}, " + (f"p={_fmt(c['p'])}, " if c["p"] is not None else "no p: interval rule, ")
+        + f"effect {_fmt(c['effect'])})" for k, c in cells.items())
     ps = [c["p"] for c in cells.values() if c["p"] is not None]
     return {"id": id, "statement": statement, "holds": holds, "test": "every cell: " + next(iter(cells.values()))["test"],
             "unit": unit, "n": n, "p": max(ps) if ps else None, "p_reverse": None,
