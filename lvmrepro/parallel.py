@@ -10,6 +10,7 @@ cluster (``lvmrepro run --scheduler tcp://HOST:8786`` or ``LVMREPRO_SCHEDULER``)
 from __future__ import annotations
 
 import os
+import time
 from typing import Callable
 
 IDLE_WORKER_TIMEOUT_S = 10
@@ -63,11 +64,33 @@ def _one_thread(func, x):
         return func(x)
 
 
+_WATCHDOG_STARTED = False
+
+
+def _watch_parent(parent: int, interval_s: float = 0.5) -> None:
+    """In a local worker: a daemon thread that ends the worker as soon as the run that started it is gone.
+    Checking between items is not enough: an idle worker waits on its queue, and loky's idle timeout can
+    stall for good when the run was killed while holding the pool's management lock."""
+    global _WATCHDOG_STARTED
+    if _WATCHDOG_STARTED:
+        return
+    import threading
+
+    def watch():
+        while True:
+            if os.getppid() != parent:
+                os._exit(0)
+            time.sleep(interval_s)
+    threading.Thread(target=watch, name="lvmrepro-parent-watch", daemon=True).start()
+    _WATCHDOG_STARTED = True
+
+
 def _guarded(func, x, parent: int):
     """Run one item in a local worker, unless the run that submitted it is gone (killed): then the worker
-    quits at once instead of working through the rest of its batch."""
+    quits at once instead of working through the rest of its batch (and, idle, within a second)."""
     if os.getppid() != parent:
         os._exit(0)
+    _watch_parent(parent)
     return _one_thread(func, x)
 
 
