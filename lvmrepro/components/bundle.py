@@ -35,8 +35,8 @@ import numpy as np
 
 from lvmrepro.lssvm.cccp import LearnResult, check_gap_tol, check_learner_args, initial_state
 from lvmrepro.lssvm.groupnorm import Groups
-from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult, check_tol
-from lvmrepro.lssvm.objective import check_C, check_weights, latent_slacks
+from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult
+from lvmrepro.lssvm.objective import check_C, latent_slacks
 
 
 def solve_group_simplex(Q, b, lam, alpha, total, tol, max_steps: int = 200_000, backend: str = "cython"):
@@ -264,11 +264,9 @@ class GroupBundleSession(InnerSession):
             return out
         return fixed
 
-    def _solve(self, H, *, sample_weight, tol, w0) -> SolveResult:
+    def _solve(self, H, *, sw, tol, w0) -> SolveResult:
         model, X, Y, C, n = self.model, self.X, self.Y, self.C, self.n
         H = model.check_latent(X, H)
-        sw = check_weights(sample_weight, n)
-        tol = check_tol(tol, C)
         c = sw / n
         P = self._planes_for(c)
         p = self.blk.sort(model.feature_sum(X, Y, H, c))     # block order, as the planes

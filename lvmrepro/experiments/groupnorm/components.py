@@ -92,6 +92,19 @@ def _settings(p):
                     n_init=int(p["n_init"]), max_iter=int(p["max_iter"]))
 
 
+def _unit_splits(p, seed, cls, fold_i, *names):
+    """One (class, fold) unit: the run's settings, the windows, and for each named split of the fold
+    ("train", "test", "fit", "val") its windows and +-1 labels for class ``cls``."""
+    folds, labels, X, _ = _data(p, seed)
+    fold = folds[fold_i]
+    y = np.where(labels == cls, 1, -1)
+    parts = []
+    for name in names:
+        i = getattr(fold, name)
+        parts += [X.subset(i), y[i]]
+    return _settings(p), X, parts
+
+
 def _key(p, seed, split, cls, fold):
     from lvmrepro.components.pipeline import settings_key
     return {"split": split, "cls": int(cls), "fold": int(fold), "seed": int(seed), "stride": int(p["image_stride"]),
@@ -112,11 +125,7 @@ def _fixed_unit(args):
     from lvmrepro.components import pipeline as pl
     from lvmrepro.lssvm.models.components import ComponentMixtureModel
     p, seed, cls, fold_i = args
-    folds, labels, X, _ = _data(p, seed)
-    fold = folds[fold_i]
-    S = _settings(p)
-    y = np.where(labels == cls, 1, -1)
-    Xtr, Ytr, Xte, Yte = X.subset(fold.train), y[fold.train], X.subset(fold.test), y[fold.test]
+    S, X, (Xtr, Ytr, Xte, Yte) = _unit_splits(p, seed, cls, fold_i, "train", "test")
     key = _key(p, seed, "train", cls, fold_i)
     ns = sorted(set(p["ns"]) | {p["n_start"]})
     st1 = pl.stage1_fits(Xtr, Ytr, ns, S, (seed, cls, fold_i, 0), key)
@@ -134,11 +143,7 @@ def _sweep_unit(args):
     """Table 3 unit: stage 1 (n_start) on the fit split, the group norm at every lambda; val AP."""
     from lvmrepro.components import pipeline as pl
     p, seed, cls, fold_i = args
-    folds, labels, X, _ = _data(p, seed)
-    fold = folds[fold_i]
-    S = _settings(p)
-    y = np.where(labels == cls, 1, -1)
-    Xf, Yf, Xv, Yv = X.subset(fold.fit), y[fold.fit], X.subset(fold.val), y[fold.val]
+    S, X, (Xf, Yf, Xv, Yv) = _unit_splits(p, seed, cls, fold_i, "fit", "val")
     key = _key(p, seed, "fit", cls, fold_i)
     st1 = pl.stage1_fits(Xf, Yf, [p["n_start"]], S, (seed, cls, fold_i, 1), key)[p["n_start"]]
     rows = []
@@ -176,11 +181,7 @@ def _gn_unit(args):
     (the same stage 1 as Figure 3's n_start mixture), then stage 3; test AP and near-duplicate numbers."""
     from lvmrepro.components import pipeline as pl
     p, seed, cls, fold_i, lam = args
-    folds, labels, X, _ = _data(p, seed)
-    fold = folds[fold_i]
-    S = _settings(p)
-    y = np.where(labels == cls, 1, -1)
-    Xtr, Ytr, Xte, Yte = X.subset(fold.train), y[fold.train], X.subset(fold.test), y[fold.test]
+    S, X, (Xtr, Ytr, Xte, Yte) = _unit_splits(p, seed, cls, fold_i, "train", "test")
     key = _key(p, seed, "train", cls, fold_i)
     ns = sorted(set(p["ns"]) | {p["n_start"]})
     st1 = pl.stage1_fits(Xtr, Ytr, ns, S, (seed, cls, fold_i, 0), key)[p["n_start"]]

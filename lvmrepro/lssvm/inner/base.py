@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lvmrepro.lssvm.objective import check_weights
+
 
 @dataclass
 class SolveResult:
@@ -46,7 +48,8 @@ class InnerSession:
 
     def solve(self, H, *, sample_weight=None, tol=None, w0=None) -> SolveResult:
         t0 = time.perf_counter()
-        res = self._solve(H, sample_weight=sample_weight, tol=tol, w0=w0)
+        # every solver takes validated weights and tolerance: checked here, once, for all of them
+        res = self._solve(H, sw=check_weights(sample_weight, self.n), tol=check_tol(tol, self.C), w0=w0)
         res.runtime_s = time.perf_counter() - t0
         if self.log is not None:
             self.log.append({"H": self.model.copy_latent(H),
@@ -54,7 +57,8 @@ class InnerSession:
                              "primal": res.primal, "gap": res.gap, "passes": res.passes})
         return res
 
-    def _solve(self, H, *, sample_weight, tol, w0) -> SolveResult:  # pragma: no cover - interface
+    def _solve(self, H, *, sw: np.ndarray, tol: float, w0) -> SolveResult:  # pragma: no cover - interface
+        """One solve with validated example weights ``sw`` (n,) and duality-gap target ``tol``."""
         raise NotImplementedError
 
 

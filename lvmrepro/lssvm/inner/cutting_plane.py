@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult, check_tol
-from lvmrepro.lssvm.objective import check_C, check_weights
+from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult
+from lvmrepro.lssvm.objective import check_C
 
 
 def solve_simplex_qp(Q, b, alpha, total, tol, max_steps: int = 200_000, backend: str = "cython"):
@@ -141,11 +141,9 @@ class CuttingPlaneSession(InnerSession):
             self.caches[key] = PlaneCache(self.solver.max_planes)
         return self.caches[key]
 
-    def _solve(self, H, *, sample_weight, tol, w0) -> SolveResult:
+    def _solve(self, H, *, sw, tol, w0) -> SolveResult:
         model, X, Y, C, n = self.model, self.X, self.Y, self.C, self.n
         H = model.check_latent(X, H)
-        sw = check_weights(sample_weight, n)
-        tol = check_tol(tol, C)
         c = sw / n
         cache = self.cache_for(c)
         p = model.feature_sum(X, Y, H, c)          # ground-truth part of every plane

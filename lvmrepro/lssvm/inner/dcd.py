@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from lvmrepro._kernels import latent_search as _ls
-from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult, check_tol
-from lvmrepro.lssvm.objective import bound_objective, check_C, check_weights, slacks
+from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult
+from lvmrepro.lssvm.objective import bound_objective, check_C, slacks
 
 
 class DualCoordinateDescent(InnerSolver):
@@ -51,11 +51,9 @@ class DualCoordinateDescent(InnerSolver):
 
 
 class DCDSession(InnerSession):
-    def _solve(self, H, *, sample_weight, tol, w0) -> SolveResult:
+    def _solve(self, H, *, sw, tol, w0) -> SolveResult:
         model, X, Y, C, n = self.model, self.X, self.Y, self.C, self.n
         blocks = model.state_blocks(X, Y, H)
-        sw = check_weights(sample_weight, n)
-        tol = check_tol(tol, C)
         box = np.ascontiguousarray(C * sw / n)
         S = len(blocks.state_label)
         alpha = np.zeros((n, S))

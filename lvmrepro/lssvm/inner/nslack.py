@@ -37,8 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult, check_tol
-from lvmrepro.lssvm.objective import check_C, check_weights
+from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult
+from lvmrepro.lssvm.objective import check_C
 
 
 def _check_qp(G, b, starts, total, order):
@@ -248,11 +248,9 @@ class NSlackSession(InnerSession):
             for name in ("ghat", "b", "owner", "alpha", "idle"):
                 setattr(self, name, getattr(self, name)[keep])
 
-    def _solve(self, H, *, sample_weight, tol, w0) -> SolveResult:
+    def _solve(self, H, *, sw, tol, w0) -> SolveResult:
         model, X, Y, C, n, s = self.model, self.X, self.Y, self.C, self.n, self.solver
         H = model.check_latent(X, H)
-        sw = check_weights(sample_weight, n)
-        tol = check_tol(tol, C)
         c = C * sw / n
         p = joint_features(model, X, Y, H)                       # ground-truth features for this H
         if p.shape != (n, model.size_w):

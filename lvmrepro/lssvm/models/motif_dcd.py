@@ -22,8 +22,8 @@ import time
 
 import numpy as np
 
-from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult, check_tol
-from lvmrepro.lssvm.objective import check_C, check_weights
+from lvmrepro.lssvm.inner.base import InnerSession, InnerSolver, SolveResult
+from lvmrepro.lssvm.objective import check_C
 
 
 class MotifDualCD(InnerSolver):
@@ -80,12 +80,10 @@ class MotifDCDSession(InnerSession):
                 self.alpha[fresh, gt[fresh]] = c[fresh]
         self.c = c.copy()
 
-    def _solve(self, H, *, sample_weight, tol, w0) -> SolveResult:
+    def _solve(self, H, *, sw, tol, w0) -> SolveResult:
         from lvmrepro.lssvm.objective import bound_objective
         t0 = time.perf_counter()
         model, C, n = self.model, self.C, self.n
-        sw = check_weights(sample_weight, n)
-        tol = check_tol(tol, C)
         c = np.ascontiguousarray(C * sw / n)
         gt = self._gt(H)
         self._start_alpha(c, gt)
