@@ -157,3 +157,46 @@ def test_scene_bounds_bad_input():
         SceneBounds(model, X, Y, 0.1, H0, kind="biased", move_grid=(0.0,))
     with pytest.raises(ValueError, match="move_sweeps"):
         SceneBounds(model, X, Y, 0.1, H0, kind="biased", move_sweeps=0)
+
+
+@pytest.mark.parametrize("kind", ["ccp", "random", "biased"])
+def test_shared_first_step_gives_the_same_run(kind):
+    """A run started from first_step's result (w, planes, dual values) is the run that computes it itself."""
+    from lvmrepro.scenes.bounds import first_step
+    rng = np.random.default_rng(5)
+    model = RBoWModel(3, 5, 4, (3, 3))
+    n = 9
+    X = rng.normal(size=(n, 3, 3, 4))
+    Y = np.arange(n) % 3
+    H0 = rng.integers(0, 5, size=(n, 3, 3))
+    lam = raw_lambda(0.05, model.n_regions)
+    traces = []
+    for shared in (False, True):
+        first = first_step(model, X, Y, lam, H0, solver_tol=1e-4, inner=CuttingPlane(max_iter=200)) if shared else None
+        fam = SceneBounds(model, X, Y, lam, H0, kind=kind, solver_tol=1e-4, inner=CuttingPlane(max_iter=200),
+                          first=first)
+        tr = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else 0.1, eps=1e-6,
+                        rng=np.random.default_rng(1), max_iter=6)
+        traces.append((tr, fam))
+    (a, fa), (b, fb) = traces
+    assert a.F == b.F and a.v == b.v and np.array_equal(a.w, b.w)
+    assert fb.solves[0]["shared"] and not fa.solves[0].get("shared")
+    assert [s["passes"] for s in fa.solves] == [s["passes"] for s in fb.solves]
+
+
+def test_shared_first_step_is_checked():
+    from lvmrepro.scenes.bounds import first_step
+    rng = np.random.default_rng(0)
+    model = RBoWModel(2, 3, 2, (2, 2))
+    X = rng.normal(size=(4, 2, 2, 2))
+    Y = np.array([0, 1, 0, 1])
+    H0 = rng.integers(0, 3, size=(4, 2, 2))
+    first = first_step(model, X, Y, 1.0, H0, solver_tol=1e-4, inner=CuttingPlane(max_iter=50))
+    with pytest.raises(ValueError, match="first must be"):
+        SceneBounds(model, X, Y, 1.0, H0, first={"w": first["w"]})
+    with pytest.raises(ValueError, match="finite"):
+        SceneBounds(model, X, Y, 1.0, H0, first={**first, "w": np.full(model.size_w, np.nan)})
+    fam = SceneBounds(model, X, Y, 1.0, H0, first=first)
+    fam.t = 1
+    with pytest.raises(ValueError, match="initial map"):
+        fam.minimize((H0 + 1) % 3, np.zeros(model.size_w))

@@ -41,7 +41,7 @@ import hashlib
 
 import numpy as np
 
-from lvmrepro.kernels import rbow_class_scores, rbow_latent_completion
+from lvmrepro._kernels import scene as _scene
 from lvmrepro.lssvm.base import InferenceTerms, LatentModel
 from lvmrepro.validation import as_weight_vector
 
@@ -137,6 +137,22 @@ class RBoWModel(LatentModel):
         _, B = self.unpack(self.check_w(w))
         return (A + B[Y][:, None, :]).reshape(len(Y), *self.grid, self.n_parts)
 
+    # The model's own ``A`` (memoised product of a checked ``w`` and a checked ``X``) and ``B`` go to the
+    # Cython kernels directly: the public wrappers in :mod:`lvmrepro.kernels` re-validate the whole
+    # (n, R, P) array on every call (finite, bounded), which cost as much as the kernel itself at paper
+    # scale.  ``w`` is bounded by ``check_w`` and ``X`` is finite, so ``A`` is finite and bounded.
+    def _completion(self, A, B, Y):
+        Y = np.ascontiguousarray(Y, dtype=np.int64)
+        Z = np.empty(A.shape[:2], dtype=np.int64)
+        best = np.empty(A.shape[0], dtype=np.float64)
+        _scene.latent_completion(A, np.ascontiguousarray(B), Y, Z, best)
+        return Z, best
+
+    def _scores(self, A, B):
+        S = np.empty((A.shape[0], B.shape[0]), dtype=np.float64)
+        _scene.class_scores(A, np.ascontiguousarray(B), S)
+        return S
+
     def _fixed_scores(self, A, B, Y, H) -> np.ndarray:
         vals = np.take_along_axis(A, H.reshape(len(Y), self.n_regions, 1), axis=2)[:, :, 0]
         vals = vals + B[Y[:, None], H.reshape(len(Y), self.n_regions)]
@@ -175,7 +191,11 @@ class RBoWModel(LatentModel):
         parts = H[keep].reshape(-1)
         cw = np.repeat(c[keep], R)
         rows = X[keep].reshape(len(keep) * R, self.dim)
-        onehot = sparse.csr_matrix((cw, (parts, np.arange(len(parts)))), shape=(self.n_parts, len(parts)))
+        # the (P x nR) one-hot matrix built directly in CSR form (counting sort of the parts): building it
+        # from COO triplets sorted them again on every call, which cost more than the product itself
+        order = np.argsort(parts, kind="stable")
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(parts, minlength=self.n_parts))])
+        onehot = sparse.csr_matrix((cw[order], order, indptr), shape=(self.n_parts, len(parts)))
         PW, PB = self.unpack(out)
         PW[:] = onehot @ rows
         PB[:] = np.bincount(np.repeat(Y[keep], R) * self.n_parts + parts, weights=cw,
@@ -194,19 +214,19 @@ class RBoWModel(LatentModel):
     def impute_latent(self, w, X, Y):
         Y = self.check_outputs(X, Y)
         A = self.region_part_scores(w, X)
-        Z, best = rbow_latent_completion(A, self.unpack(self.check_w(w))[1], Y)
+        Z, best = self._completion(A, self.unpack(self.check_w(w))[1], Y)
         return Z.reshape(len(Y), *self.grid), best
 
     def _class_table(self, w, X):
         A = self.region_part_scores(w, X)
-        return A, rbow_class_scores(A, self.unpack(self.check_w(w))[1])
+        return A, self._scores(A, self.unpack(self.check_w(w))[1])
 
     def _best_class(self, w, X, A, S, Y=None):
         """Best class (lowest among ties) per image, with its part map and value (+ Delta if ``Y``)."""
         n = S.shape[0]
         V = S if Y is None else S + (np.arange(self.n_classes)[None, :] != Y[:, None])
         ybar = np.argmax(V, axis=1)
-        hbar, _ = rbow_latent_completion(A, self.unpack(self.check_w(w))[1], ybar)
+        hbar, _ = self._completion(A, self.unpack(self.check_w(w))[1], ybar)
         return ybar, hbar.reshape(n, *self.grid), V[np.arange(n), ybar]
 
     def loss_augmented_inference(self, w, X, Y):
@@ -226,7 +246,7 @@ class RBoWModel(LatentModel):
         A, S = self._class_table(w, X)
         n = len(Y)
         ybar, hbar, aug = self._best_class(w, X, A, S, Y)
-        h_best, best = rbow_latent_completion(A, self.unpack(self.check_w(w))[1], Y)
+        h_best, best = self._completion(A, self.unpack(self.check_w(w))[1], Y)
         fixed = None
         if H is not None:
             fixed = self._fixed_scores(A, self.unpack(self.check_w(w))[1], Y, self.check_latent(X, H))
