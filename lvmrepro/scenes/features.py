@@ -116,19 +116,26 @@ def _save(path: Path, **arrays):
 
 
 def load_scene_data(dim: int = PCA_DIM, *, classes=None, per_class: int | None = None, use_cache: bool = True,
-                    stats: dict | None = None) -> SceneData:
+                    stats: dict | None = None, test_per_class="same") -> SceneData:
     """15-Scene train/test region features reduced to ``dim`` by PCA fitted on the training regions.
 
-    ``classes`` (names) and ``per_class`` (the first images of each class, by file name, in both
-    splits) shrink the data set for smoke runs; the PCA is then fitted on that smaller training set.
+    ``classes`` (names) and ``per_class`` (the first images of each class, by file name) shrink the data
+    set; the PCA is then fitted on that smaller training set.  ``test_per_class`` does the same for the test
+    split (``"same"``: ``per_class``; None: every test image).
     """
     train = scene15.list_images("train", classes)
     test = scene15.list_images("test", classes)
+    if isinstance(test_per_class, str):
+        if test_per_class != "same":
+            raise ValueError(f"test_per_class must be an integer, None or 'same'; got {test_per_class!r}")
+        test_per_class = per_class
+    for name, v in (("per_class", per_class), ("test_per_class", test_per_class)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= scene15.PER_CLASS):
+            raise ValueError(f"{name} must be an integer in 1..{scene15.PER_CLASS}; got {v!r}")
     if per_class is not None:
-        if isinstance(per_class, bool) or not isinstance(per_class, (int, np.integer)) or not 1 <= per_class <= scene15.PER_CLASS:
-            raise ValueError(f"per_class must be an integer in 1..{scene15.PER_CLASS}; got {per_class!r}")
         train = [im for k, im in enumerate(train) if k % scene15.PER_CLASS < per_class]
-        test = [im for k, im in enumerate(test) if k % scene15.PER_CLASS < per_class]
+    if test_per_class is not None:
+        test = [im for k, im in enumerate(test) if k % scene15.PER_CLASS < test_per_class]
     cache = _cache_dir(train, test, dim) / "data.npz"
     if use_cache and cache.is_file():
         try:

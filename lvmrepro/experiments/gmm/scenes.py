@@ -110,15 +110,22 @@ def _source_tag() -> str:
     return h.hexdigest()[:16]
 
 
+def _data_key(p):
+    """``(classes, per_class, dim, test_per_class)`` of a parameter set (the arguments of :func:`scene_data`)."""
+    return _classes(p), p["per_class"], p["pca_dim"], p.get("test_per_class", p["per_class"])
+
+
 @lru_cache(maxsize=2)
-def scene_data(classes: tuple | None, per_class: int | None, dim: int):
-    """15-Scene regions after PCA (memoised per process; the arrays are cached on disk by the loader)."""
+def scene_data(classes: tuple | None, per_class: int | None, dim: int, test_per_class: int | None = None):
+    """15-Scene regions after PCA (memoised per process; the arrays are cached on disk by the loader):
+    ``per_class`` training and ``test_per_class`` test images per class (None: all)."""
     from lvmrepro.scenes.features import load_scene_data
-    return load_scene_data(dim, classes=None if classes is None else list(classes), per_class=per_class)
+    return load_scene_data(dim, classes=None if classes is None else list(classes), per_class=per_class,
+                           test_per_class=test_per_class)
 
 
 @lru_cache(maxsize=2)
-def training_data(classes: tuple | None, per_class: int | None, dim: int):
+def training_data(classes: tuple | None, per_class: int | None, dim: int, test_per_class: int | None = None):
     """``(X_train, y_train, X_test, y_test, nu)``: the regions divided by ``nu``, the root-mean-square norm of
     the training regions (test regions by the same number), so a region vector has unit norm on average.
 
@@ -127,7 +134,7 @@ def training_data(classes: tuple | None, per_class: int | None, dim: int):
     bounds so ill-conditioned that neither the cutting plane nor Frank-Wolfe certifies a solve in hundreds
     of iterations, and the first bounds' minimisers stay at w = 0.
     """
-    d = scene_data(classes, per_class, dim)
+    d = scene_data(classes, per_class, dim, test_per_class)
     nu = float(np.sqrt(np.mean(np.sum(d.X_train ** 2, axis=-1))))
     return d.X_train / nu, d.y_train, d.X_test / nu, d.y_test, nu
 
@@ -153,7 +160,7 @@ def initial_maps(p: dict, seed: int):
     from lvmrepro.lssvm.models.rbow import RBoWModel
     from lvmrepro.scenes.init import coherence
     from lvmrepro.scenes.parts import discover_parts
-    data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
+    data = scene_data(*_data_key(p))
     key = hashlib.sha256(json.dumps({"images": [im.sha256 for im in data.train_images], "dim": p["pca_dim"],
                                      "parts": p["n_parts"], "iterations": p["kmeans_iterations"], "seed": seed,
                                      "lambdas": list(p["lambdas"]), "code": _source_tag()}).encode()).hexdigest()[:20]
@@ -194,7 +201,7 @@ def _record_data(p):
     from lvmrepro import provenance
     from lvmrepro.datasets.cnn import FEATURE_GRAPH
     from lvmrepro.datasets.registry import default_registry
-    data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
+    data = scene_data(*_data_key(p))
     provenance.record(FEATURE_GRAPH, default_registry().entry(FEATURE_GRAPH).sha256)
     for im in list(data.train_images) + list(data.test_images):
         provenance.record(im.name, im.sha256)
@@ -222,8 +229,8 @@ def _first(args):
     from lvmrepro.scenes.bounds import first_step
     p, H0, jobs = args
     with threadpool_limits(1 if jobs != 1 else None):
-        data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
-        X, y, _, _, _ = training_data(_classes(p), p["per_class"], p["pca_dim"])
+        data = scene_data(*_data_key(p))
+        X, y, _, _, _ = training_data(*_data_key(p))
         model = RBoWModel(data.n_classes, p["n_parts"], p["pca_dim"])
         return first_step(model, X, y, raw_lambda(p["lam"], model.n_regions), H0, solver_tol=p["solver_tol"],
                           inner=CuttingPlane(max_iter=p["first_inner_iter"]))
@@ -236,8 +243,8 @@ def _train(p, task, H0, first=None):
     from lvmrepro.scenes.bounds import SceneBounds
     from lvmrepro.scenes.potts import potts_energy
     t0 = time.perf_counter()
-    data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
-    X, y, Xt, yt, _ = training_data(_classes(p), p["per_class"], p["pca_dim"])
+    data = scene_data(*_data_key(p))
+    X, y, Xt, yt, _ = training_data(*_data_key(p))
     model = RBoWModel(data.n_classes, p["n_parts"], p["pca_dim"])
     method = task["method"]
     kind = KIND[method]
@@ -280,13 +287,13 @@ def _scales():
     common = {"eta": 0.1, "lambdas": list(LAMBDAS), "start_fraction": 0.1, "growth": 1.25, "kmeans_iterations": 20}
     return {
         # three classes, four images each, eight parts, 16 dimensions: seconds
-        "smoke": {**common, "classes": ["Coast", "Kitchen", "Street"], "per_class": 4, "pca_dim": 16, "n_parts": 8,
+        "smoke": {**common, "classes": ["Coast", "Kitchen", "Street"], "per_class": 4, "test_per_class": 4, "pca_dim": 16, "n_parts": 8,
                   "lam": 0.01, "random_seeds": 2, "repetitions": 2, "eps": 1e-3, "max_iter": 4, "inner_iter": 300, "first_inner_iter": 300,
                   "solver_tol": 1e-3, "kmeans_iterations": 5, "example_images": [0, 5]},
-        "default": {**common, "classes": None, "per_class": 20, "pca_dim": 240, "n_parts": 50, "lam": 0.01,
+        "default": {**common, "classes": None, "per_class": 20, "test_per_class": 20, "pca_dim": 240, "n_parts": 50, "lam": 0.01,
                     "random_seeds": 5, "repetitions": 3, "eps": 1e-3, "max_iter": 20, "inner_iter": 300, "first_inner_iter": 3000,
                     "solver_tol": 1e-3, "example_images": [0, 45, 130, 215]},
-        "paper": {**common, "classes": None, "per_class": None, "pca_dim": 240, "n_parts": 200, "lam": 0.01,
+        "paper": {**common, "classes": None, "per_class": None, "test_per_class": None, "pca_dim": 240, "n_parts": 200, "lam": 0.01,
                   "random_seeds": 5, "repetitions": 5, "eps": 1e-4, "max_iter": 150, "inner_iter": 1000, "first_inner_iter": 10000,
                   "solver_tol": 1e-4, "example_images": [0, 320, 650, 1210]},
     }
@@ -300,7 +307,7 @@ def _check(p):
 def _inits(ctx, p):
     """The initialisations (the columns' units): ``[(column, seed_index, H0)]``, random seeds first."""
     maps, _ = initial_maps(p, _parts_seed(ctx))
-    data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
+    data = scene_data(*_data_key(p))
     n = len(data.y_train)
     inits = []
     from lvmrepro.scenes.init import random_assignment
@@ -350,7 +357,7 @@ def _per_init(runs, p, method, field):
 @target("gmm.table3", title="RBoW scene recognition: CCP vs G-MM random vs G-MM biased (5 initialisations)",
         scales=_scales(), paper=PAPER_TABLE3, notebook="notebooks/gmm/06_scenes", item="Table 3",
         params={"classes": Param("list", optional=True, item="str", choices=_CLASS_NAMES, min_len=2),
-                "per_class": Int(1, 100, optional=True),
+                "per_class": Int(1, 100, optional=True), "test_per_class": Int(1, 100, optional=True),
                 "pca_dim": Int(1, 1280), "n_parts": Int(2, 1000), "lam": Float(0, None, lo_open=True),
                 "eta": Float(0, 1, lo_open=True), "random_seeds": Int(1, 50), "repetitions": Int(1, 50),
                 "eps": Float(0, None, lo_open=True), "max_iter": Int(1, 100_000), "inner_iter": Int(1, 100_000),
@@ -392,7 +399,7 @@ def _column_values(runs, method, col, field):
 
 
 def _table3_result(ctx, p, runs, tasks, init_info, firsts, inits):
-    data = scene_data(_classes(p), p["per_class"], p["pca_dim"])
+    data = scene_data(*_data_key(p))
     n_test = len(data.y_test)
     one_image = 100.0 / n_test
     cols = ["random"] + [str(float(lam)) for lam in p["lambdas"]]
