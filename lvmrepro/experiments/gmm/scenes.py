@@ -98,7 +98,8 @@ PAPER_EFFECTS = {   # mean paired differences over the nine initialisations in t
 #: (5 random seeds, 5 repetitions, every column and learner, eps = solver_tol = 1e-4, max_iter = 150).
 #: Measured at 10 images per class and 25 parts, on one core of a loaded machine: a CCP run from the
 #: lambda = 1 map 16 s and a G-MM biased run 77 s of CPU time; at 15 per class a pass costs about 1.5 times as
-#: much, so the 63 runs take about 2,000 CPU seconds, under 20 minutes on 2 idle cores.  Not fewer than 15
+#: much, so we estimate the 63 runs at about 2,000 CPU seconds, under 20 minutes on 2 idle cores (not yet
+#: measured on an idle machine: a full run on the loaded one took about 3.5 minutes per biased run).  Not fewer than 15
 #: per class: below that the random maps' part counts no longer balance across classes closely enough for
 #: the zero certificate to prove w = 0 within solver_tol (:mod:`lvmrepro.scenes.certificate`).
 BOOK_REDUCTION = {"per_class": 15, "n_parts": 25}
