@@ -21,6 +21,12 @@ Bound selection:
   ``{z : b_z(mu) <= v}`` by a Metropolis random walk started at the touching assignment (which is
   valid) with ``walk_sweeps * n`` single-label proposals (Cython kernel
   :mod:`lvmrepro._kernels.random_walk`).
+
+Every quantity the driver checks is computed exactly and by one arithmetic: a point's squared distance
+is summed over the coordinates in order (the assignment kernel, the walk, and ``b_z`` in
+:mod:`lvmrepro._kernels.kmeans_bound` all compute the same bits), and totals over points are NumPy's
+pairwise sum.  So ``b_z(mu) == F(mu)`` holds exactly at the nearest-centre assignment, and a fixed point
+of k-means has ``d_t = 0``, not a rounding residue.
 """
 from __future__ import annotations
 
