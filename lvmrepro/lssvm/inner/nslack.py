@@ -166,6 +166,10 @@ def solve_nslack_qp_ipm(G, b, starts, total, order=None):
         settings.max_threads = 1     # one thread per solve: the runs themselves go in parallel
         sol = clarabel.DefaultSolver(P, q, A, rhs, [clarabel.NonnegativeConeT(m + nbu)], settings).solve()
         alpha[rows] = np.maximum(np.asarray(sol.z[:m], dtype=np.float64), 0.0)
+        # an interior point leaves every inactive plane a multiplier of the order of the barrier (never 0):
+        # those below a 1e-9 fraction of their block's total are set to 0 (still feasible, so D(alpha) stays a
+        # valid lower bound; it moves by less than 1e-9 of the slack terms), so that idle planes can retire
+        alpha[rows] = np.where(alpha[rows] <= 1e-9 * total[owner[rows]], 0.0, alpha[rows])
         iterations = int(sol.iterations)
     else:
         iterations = 0
