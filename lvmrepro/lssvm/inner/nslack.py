@@ -31,7 +31,10 @@ down, so the warm start is always feasible).  Planes that stayed inactive (zero 
 ``retire_after`` passes are dropped beyond ``max_planes`` per example.
 
 Models may offer ``joint_features(X, Y, H) -> (n, size_w)`` (every example's ``phi`` at once); the
-solver falls back to :meth:`~lvmrepro.lssvm.base.LatentModel.joint_feature` per example.
+solver falls back to :meth:`~lvmrepro.lssvm.base.LatentModel.joint_feature` per example.  Models may also
+offer ``planes(X, Y, examples, Ybar, Hbar) -> (ghat, b)``: ``phi(x_i, ybar_i, hbar_i)`` and
+``Delta_i(ybar_i, hbar_i)`` of the examples' loss-augmented answers in one call (a fast path for the
+oracle's own, already valid, answers; it must equal ``joint_feature`` and ``loss``).
 """
 from __future__ import annotations
 
@@ -449,8 +452,12 @@ class NSlackSession(InnerSession):
                 Ybar = [terms.ybar[i] for i in new]
                 Hbar = [terms.hbar[i] for i in new]
                 Yi = [Y[i] for i in new]
-                Xi = X.subset(new) if hasattr(X, "subset") else None
-                if Xi is not None:
+                Xi = X.subset(new) if hasattr(X, "subset") and not hasattr(model, "planes") else None
+                if hasattr(model, "planes"):      # the model's own fast path for its oracle's answers
+                    ghat_new, b_new = model.planes(X, Y, new, Ybar, Hbar)
+                    ghat_new = np.asarray(ghat_new, dtype=np.float64)
+                    b_new = np.asarray(b_new, dtype=np.float64)
+                elif Xi is not None:
                     ghat_new = joint_features(model, Xi, Ybar, Hbar)
                     b_new = np.asarray(model.loss(Yi, Ybar, Hbar), dtype=np.float64)
                 else:

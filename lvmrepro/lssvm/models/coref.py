@@ -36,10 +36,10 @@ from __future__ import annotations
 import numpy as np
 
 from lvmrepro.coref import losses as L
-from lvmrepro.coref.features import N_FEATURES, PairFeatures
+from lvmrepro.coref.features import N_FEATURES, PairFeatures, pair_index
 from lvmrepro.coref.forest import (
-    bucket_kernel, check_backend, fast_canonical, table_scores, check_forest, check_labels, forest_clustering, forest_from_edges, forest_kernel,
-    forest_pairs, greedy_kernel, max_spanning_forest, value_rank,
+    bucket_kernel, check_backend, fast_canonical, table_scores, check_forest, check_labels, forest_clustering, forest_edges,
+    forest_from_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest, value_rank,
 )
 from lvmrepro.datasets.litbank import canonical_clustering
 from lvmrepro.lssvm.base import InferenceTerms, LatentModel
@@ -144,6 +144,33 @@ class CorefModel(LatentModel):
             rows = X.index[d][forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]
             out[d] = X.table[rows].sum(axis=0)
         return out
+
+    def planes(self, X, Y, docs, Ybar, Hbar):
+        """``(ghat, b)`` of the n-slack cutting plane for documents ``docs`` and their loss-augmented answers
+        ``(Ybar, Hbar)`` (one per listed document): ``ghat[k] = phi(x_d, ybar_k, hbar_k)`` and ``b[k] = Delta``
+        as :meth:`loss` with ``H_pred`` gives it -- without re-validating the forests, which come from this
+        model's own inference (tests compare with :meth:`joint_features` and :meth:`loss`)."""
+        X = self._check_X(X)
+        docs = np.asarray(docs, dtype=np.int64)
+        if len(Ybar) != len(docs) or len(Hbar) != len(docs):
+            raise ValueError("Ybar and Hbar must have one entry per listed document")
+        ghat = np.empty((len(docs), self.size_w))
+        b = np.empty(len(docs))
+        for k, d in enumerate(docs.tolist()):
+            h = np.asarray(Hbar[k], dtype=np.int64)
+            n = int(X.n_mentions[d])
+            if h.shape != (n,):
+                raise ValueError(f"forest of document {d} must have {n} entries; got shape {h.shape}")
+            i, j = forest_edges(h)
+            ghat[k] = X.table[X.index[d][pair_index(i, j, n)]].sum(axis=0)
+            y = self._gold(Y, d, n)
+            if self.loss_kind == "mitre":
+                inside = int(np.count_nonzero(y[i] == y[j]))
+                L_ = n - (int(y.max()) + 1 if n else 0)
+                b[k] = 100.0 * ((L_ - inside) + self.wrong_link_cost * (len(i) - inside)) / max(L_, 1)
+            else:
+                b[k] = L.pairwise_loss(y, Ybar[k])
+        return ghat, b
 
     def score(self, w, X, Y, H) -> np.ndarray:
         X, w = self._check_X(X), self._check_w(w)
