@@ -159,6 +159,19 @@ def test_planes_fast_path_equals_joint_features_and_loss(small, loss):
             np.testing.assert_allclose(b, m.loss(Y, Ys, Hs)[docs], atol=1e-12)
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 30), st.integers(0, 10_000))
+def test_canonical_pairwise_loss_equals_reference(n, seed):
+    from lvmrepro.coref.losses import pairwise_loss
+    from lvmrepro.datasets.litbank import canonical_clustering
+    from lvmrepro.lssvm.models.coref import canonical_pairwise_loss
+    rng = np.random.default_rng(seed)
+    y = canonical_clustering(rng.integers(0, rng.integers(1, n + 1), size=n)).astype(np.int64)
+    yhat = canonical_clustering(rng.integers(0, rng.integers(1, n + 1), size=n)).astype(np.int64)
+    assert canonical_pairwise_loss(y, yhat) == pairwise_loss(y, yhat)
+    assert canonical_pairwise_loss(y, y) == 0.0
+
+
 def test_nslack_solvers_agree(small):
     """The three cached-QP solvers of the n-slack cutting plane reach the same certified bound minimum."""
     X, Y = small

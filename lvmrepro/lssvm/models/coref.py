@@ -169,7 +169,7 @@ class CorefModel(LatentModel):
                 L_ = n - (int(y.max()) + 1 if n else 0)
                 b[k] = 100.0 * ((L_ - inside) + self.wrong_link_cost * (len(i) - inside)) / max(L_, 1)
             else:
-                b[k] = L.pairwise_loss(y, Ybar[k])
+                b[k] = canonical_pairwise_loss(y, fast_canonical(np.asarray(Ybar[k], dtype=np.int64)))
         return ghat, b
 
     def score(self, w, X, Y, H) -> np.ndarray:
@@ -239,9 +239,9 @@ class CorefModel(LatentModel):
         h_greedy, t_greedy = self._complete(tw, idx, y_greedy)
         h_gold, t_gold = self._complete(tw, idx, y)
         y_pred, h_pred, t_pred = self._predict(tw, idx, n, bk)
-        candidates = [(t_greedy + L.pairwise_loss(y, y_greedy), y_greedy, h_greedy),
+        candidates = [(t_greedy + canonical_pairwise_loss(y, y_greedy), y_greedy, h_greedy),
                       (t_gold, y, h_gold),
-                      (t_pred + L.pairwise_loss(y, y_pred), y_pred, h_pred)]
+                      (t_pred + canonical_pairwise_loss(y, y_pred), y_pred, h_pred)]
         aug, ybar, hbar = max(candidates, key=lambda c: c[0])  # first of equals: the greedy's
         return ybar, hbar, aug
 
@@ -309,6 +309,23 @@ class CorefModel(LatentModel):
         if how == "random" and not isinstance(rng, np.random.Generator):
             raise ValueError("init_latent(how='random') needs a numpy.random.Generator rng")
         return [chain_forest(y) if how == "chain" else random_spanning_forest(y, rng) for y in Y]
+
+
+# --------------------------------------------------------------------------- fast pairwise loss
+def _pairs_of(counts: np.ndarray) -> int:
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def canonical_pairwise_loss(gold: np.ndarray, pred: np.ndarray) -> float:
+    """:func:`lvmrepro.coref.losses.pairwise_loss` for two *canonical* int64 clusterings (ids 0..k-1; unchecked:
+    the model's own gold and answers), by bincounts instead of sorting -- the same integers, the same float."""
+    if gold.size == 0:
+        return 0.0
+    kp = int(pred.max()) + 1
+    tp = _pairs_of(np.bincount(gold * kp + pred))
+    g = _pairs_of(np.bincount(gold))
+    p = _pairs_of(np.bincount(pred))
+    return 100.0 * ((g - tp) + (p - tp)) / max(g, 1)
 
 
 # --------------------------------------------------------------------------- forests of a clustering
