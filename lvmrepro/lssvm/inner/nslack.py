@@ -340,6 +340,8 @@ QP_METHODS = ("newton", "ipm", "dcd")
 # a plane whose dual value stays below this fraction of its example's c_i is idle; dropping it (and its tiny
 # mass) keeps alpha feasible, so every dual value computed before stays a valid lower bound
 IDLE_FRACTION = 1e-6
+# the cached QP is solved to this fraction of the solve's gap target
+QP_TOL_FRACTION = 0.25
 
 
 class NSlackCuttingPlane(InnerSolver):
@@ -477,7 +479,7 @@ class NSlackSession(InnerSession):
                 # to a small fraction of the solve's target (the IPM converges fast at the end): the next
                 # query point is then (nearly) the cached problem's optimum, as with the exact solvers
                 self.alpha, w_alpha, ep, _ = solve_nslack_qp_newton(G, self.b, starts, c, order=active,
-                                                                    tol=0.25 * tol)
+                                                                    tol=QP_TOL_FRACTION * tol)
             elif s.qp == "ipm":
                 self.alpha, w_alpha, ep, _ = solve_nslack_qp_ipm(G, self.b, starts, c, order=active)
             else:
