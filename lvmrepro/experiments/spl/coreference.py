@@ -194,9 +194,9 @@ SCALES = {
     "smoke": {"splits": [0], "losses": ["mitre", "pairwise"], "C": [0.1, 10.0], "n_train": 50,
               "train_docs": 4, "test_docs": 4, "max_mentions": 40, "eps": 0.001, "tight_eps": 0.0001,
               "mu": 1.3, "T0": 2, "max_iter": 100, "gap_windows": 3},
-    # every third C of the grid: a run's cost grows steeply with C (measured on one core under load: about 10-35 s
-    # at C = 0.01, 50-70 s at 0.3, minutes near 100), so the full grid at one split is over an hour of the book
-    # build; seven values keep the grid's span and 14 (loss, C) pairs for the paired claims.
+    # every third C of the grid: a run's cost grows with C (CPU seconds of one fit, one core: about 2-6 s at
+    # C = 0.01, 10-25 s near 60; see the closing note of issue 17), and the book's default build should take
+    # minutes; seven values keep the grid's span and 14 (loss, C) pairs for the paired claims.
     "default": {"splits": [0], "losses": ["mitre", "pairwise"], "C": _GRID[::3], "n_train": 50,
                 "train_docs": None, "test_docs": None, "max_mentions": None, "eps": 0.001, "tight_eps": 0.0001,
                 "mu": 1.3, "T0": 2, "max_iter": 100, "gap_windows": 40},

@@ -10,8 +10,10 @@ plane is violated more than every plane already in the set, and re-solves the du
     max_a  sum_k a_k b_k - 1/2 ||sum_k a_k (p_{i(k)} - ghat_k)||^2,   a >= 0,  sum_{k in i} a_k <= c_i
 
 (``ghat_k = phi(x_i, ybar_k, hbar_k)``, ``b_k = Delta_i(ybar_k, hbar_k)``, ``p_i = phi(x_i, y_i, h_i)``) by
-an interior-point method on its primal (Clarabel; ``qp="ipm"``) or by block-wise SMO, the Cython kernel
-:mod:`lvmrepro._kernels.nslack_qp` (NumPy twin ``nslack_qp_ref``; ``qp="dcd"``).
+a primal-dual interior-point method whose Newton systems are reduced to ``d x d`` (NumPy;
+``qp="newton"``, the default: ``O(K d^2)`` per step in BLAS, solved to a quarter of the solve's gap
+target), by Clarabel on the same primal (``qp="ipm"``, the independent check) or by block-wise SMO, the
+Cython kernel :mod:`lvmrepro._kernels.nslack_qp` (NumPy twin ``nslack_qp_ref``; ``qp="dcd"``).
 It stops at the certified gap ``min_t P(w_t) - D(a) <= tol``: every pass evaluates the exact primal
 ``P`` (with the model's loss-augmented inference) and the cached problem's dual is a lower bound on
 the bound's minimum, because the cached problem has a subset of the constraints.  With an
@@ -27,8 +29,12 @@ needed when a pass is expensive and the tolerance is tight.
 A plane depends on ``H`` only through ``p_i``, so the planes and their dual values are kept in the
 session and re-used exactly by the next solve (the next CCCP bound, or SPL's next selection: an
 example whose weight becomes 0 has its dual mass set to 0, and mass above a smaller ``c_i`` is scaled
-down, so the warm start is always feasible).  Planes that stayed inactive (zero dual mass) for
-``retire_after`` passes are dropped beyond ``max_planes`` per example.
+down, so the warm start is always feasible).  Planes that stayed idle (dual mass below ``1e-6 c_i``) for
+``retire_after`` passes are dropped beyond ``max_planes`` per example (their tiny mass with them, which
+keeps ``alpha`` feasible; every dual value computed before stays a valid lower bound).  Profiled on
+the coreference runs (SPL Figure 1), the cache grew without bound while retirement waited for exactly
+zero mass, which an interior point never gives, and Clarabel's sparse factorisation of the dense
+plane columns took 90 % of a run: hence the ``d x d`` interior point and the idle threshold.
 
 Models may offer ``joint_features(X, Y, H) -> (n, size_w)`` (every example's ``phi`` at once); the
 solver falls back to :meth:`~lvmrepro.lssvm.base.LatentModel.joint_feature` per example.  Models may also
@@ -347,8 +353,8 @@ QP_TOL_FRACTION = 0.25
 class NSlackCuttingPlane(InnerSolver):
     """Warm-started n-slack cutting plane with cached planes; any model (module docstring).
 
-    ``max_iter`` passes of the oracle per solve at most; ``qp``: the cached QP by an interior-point
-    method (``"ipm"``, Clarabel, the default: exact to machine precision in a few dozen Newton steps) or
+    ``max_iter`` passes of the oracle per solve at most; ``qp``: the cached QP by the ``d x d``
+    interior point (``"newton"``, the default, :func:`solve_nslack_qp_newton`), by Clarabel (``"ipm"``) or
     by block-wise SMO (``"dcd"``, the Cython kernel, warm-started; slow when the planes are strongly
     coupled, as at large C); ``qp_epochs`` epochs of the SMO per pass at most; ``max_planes`` planes
     kept per example (inactive ones retired after ``retire_after`` passes); ``backend`` of the SMO kernel.
