@@ -294,3 +294,21 @@ def test_fig1_bad_parameters():
         experiments.run("spl.fig1", "smoke", tight_eps=0.01)
     with pytest.raises(ValueError, match="losses"):
         experiments.run("spl.fig1", "smoke", losses=["muc"])
+
+
+def test_runs_are_kept_and_resumed(tmp_path, monkeypatch):
+    """A run's row is written to the run cache and served from it by the next call with the same arguments
+    (so a stopped paper-scale run resumes); other arguments are computed afresh."""
+    from lvmrepro.experiments.spl import coreference as c
+    monkeypatch.setenv("LVMREPRO_CACHE", str(tmp_path))
+    calls = []
+
+    def fake(args):
+        calls.append(args)
+        return {"objective": float(args[2]), "split": args[0]}
+    monkeypatch.setattr(c, "_compute_run", fake)
+    args = (0, "mitre", 0.5, "cccp", (50, None, None, None), 1e-3, 1e-4, 1.3, 2, 100)
+    assert c._run(args) == {"objective": 0.5, "split": 0}
+    assert c._run(args) == {"objective": 0.5, "split": 0} and len(calls) == 1
+    assert c._run(args[:2] + (0.7,) + args[3:])["objective"] == 0.7 and len(calls) == 2
+    assert len(list((tmp_path / "runs" / "spl.fig1").glob("*.json"))) == 2
