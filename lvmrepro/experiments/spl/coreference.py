@@ -238,7 +238,8 @@ def fig1(ctx):
     Cs = [float(c) for c in p["C"]]
     tasks = [(s, loss, C, m, key, p["eps"], p["tight_eps"], p["mu"], p["T0"], p["max_iter"])
              for s in p["splits"] for loss in p["losses"] for C in Cs for m in METHODS]
-    tasks.sort(key=lambda t: (-t[2], t[1] != "pairwise", t[3] != "spl"))   # longest first
+    # split by split (a stopped run has whole splits in its run cache), longest first inside a split
+    tasks.sort(key=lambda t: (p["splits"].index(t[0]), -t[2], t[1] != "pairwise", t[3] != "spl"))
     runs = ctx.map(_run, tasks, desc="spl.fig1 runs")
     runs.sort(key=lambda r: (r["split"], r["loss"], r["C"], r["method"]))
     by = {(r["split"], r["loss"], r["C"], r["method"]): r for r in runs}
