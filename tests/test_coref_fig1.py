@@ -312,3 +312,22 @@ def test_runs_are_kept_and_resumed(tmp_path, monkeypatch):
     assert c._run(args) == {"objective": 0.5, "split": 0} and len(calls) == 1
     assert c._run(args[:2] + (0.7,) + args[3:])["objective"] == 0.7 and len(calls) == 2
     assert len(list((tmp_path / "runs" / "spl.fig1").glob("*.json"))) == 2
+
+
+@pytest.mark.parametrize("loss", ["mitre", "pairwise"])
+def test_loss_augmented_inference_memo_is_exact(small, loss):
+    """The model keeps its last loss-augmented answer: asked again at the same w (same X, same Y arrays) it
+    returns equal values; another w, other Y arrays or a fresh model agree with a recomputation."""
+    X, Y = small
+    m = CorefModel(loss, n_features=X.n_features)
+    rng = np.random.default_rng(5)
+    w1, w2 = rng.normal(size=X.n_features), rng.normal(size=X.n_features)
+    fresh = CorefModel(loss, n_features=X.n_features)
+    a = m.loss_augmented_inference(w1, X, Y)
+    a[2][:] = -1.0                                  # a caller changing its copy does not reach the memo
+    for w in (w1, w2, w1):
+        for Ys in (Y, [y.copy() for y in Y]):
+            got, ref = m.loss_augmented_inference(w, X, Ys), fresh._loss_augmented_inference(w, X, Ys)
+            np.testing.assert_array_equal(got[2], ref[2])
+            for g, r in zip(got[0] + got[1], ref[0] + ref[1]):
+                np.testing.assert_array_equal(g, r)

@@ -256,6 +256,19 @@ class CorefModel(LatentModel):
 
     def loss_augmented_inference(self, w, X, Y):
         X, w = self._check_X(X), self._check_w(w)
+        # the learners ask again at the same w (SPL's K0 search asks once per trial K, and the selection and the
+        # bound at every ACS step): the last answer is kept, for the same w, the same X and the same Y arrays
+        memo = getattr(self, "_lai_memo", None)
+        wkey = w.tobytes()
+        if (memo is not None and memo[0] == wkey and memo[1] is X and len(memo[2]) == len(Y)
+                and all(a is b for a, b in zip(memo[2], Y))):
+            Ybar, Hbar, aug = memo[3]
+            return list(Ybar), list(Hbar), aug.copy()
+        Ybar, Hbar, aug = self._loss_augmented_inference(w, X, Y)
+        self._lai_memo = (wkey, X, list(Y), (Ybar, Hbar, aug))
+        return list(Ybar), list(Hbar), aug.copy()
+
+    def _loss_augmented_inference(self, w, X, Y):
         tw = table_scores(X.table, w, self.backend)
         rank = value_rank(tw) if self.loss_kind == "pairwise" else None
         Ybar, Hbar, aug = [], [], np.empty(len(X))
