@@ -16,7 +16,7 @@ Centres: k-means++ (seed 0), as in the G-MM experiments.
 import numpy as np
 
 from lvmrepro._kernels import assign as _assign
-from lvmrepro.experiments.gmm_clustering import DATASETS, K, load
+from lvmrepro.experiments.gmm.clustering import DATASETS, K, load
 from lvmrepro.gmm.init import kmeanspp
 from lvmrepro.kernels import assign_nearest
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from lvmrepro._kernels import random_walk as _rw
 from lvmrepro._kernels import random_walk_ref as _rw_ref
-from lvmrepro.experiments.gmm_clustering import COMMON, DATASETS, K, load
+from lvmrepro.experiments.gmm.clustering import COMMON, DATASETS, K, load
 from lvmrepro.gmm.init import kmeanspp
 from lvmrepro.kernels import assign_nearest
 

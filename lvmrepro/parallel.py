@@ -94,8 +94,23 @@ def _guarded(func, x, parent: int):
     return _one_thread(func, x)
 
 
-def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progress: bool = True) -> list:
+def _longest_first(n: int, cost) -> list:
+    """Positions 0..n-1 by decreasing ``cost`` (ties keep their order)."""
+    if cost is None:
+        return list(range(n))
+    cost = [float(c) for c in cost]
+    if len(cost) != n or not all(c == c for c in cost):
+        raise ValueError(f"cost must give one number per item ({n}); got {len(cost)}")
+    return sorted(range(n), key=lambda i: -cost[i])
+
+
+def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progress: bool = True,
+                 cost=None) -> list:
+    """``[func(x) for x in items]``.  ``cost``: an estimate of each item's work; in parallel, items are
+    handed out longest first (so no long item starts last and runs alone), and the results still come
+    back in the order of ``items``."""
     items = list(items)
+    order = _longest_first(len(items), cost)
     show = progress and len(items) > 1
     address = scheduler()
     if address is None and (jobs == 1 or len(items) <= 1):
@@ -104,6 +119,14 @@ def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progre
             from tqdm.auto import tqdm
             it = tqdm(items, desc=desc, leave=False)
         return [_one_thread(func, x) for x in it]
+    results = _parallel(func, [items[i] for i in order], jobs, address, desc, show)
+    out = [None] * len(items)
+    for pos, i in enumerate(order):
+        out[i] = results[pos]
+    return out
+
+
+def _parallel(func, items, jobs, address, desc, show) -> list:
     from joblib import Parallel, delayed, parallel_config
     if address is not None:
         client = _dask_client(address)

@@ -50,6 +50,12 @@ def test_table1_same_seed_same_table(tmp_path):
     assert c["rows"] != a["rows"]
 
 
+def test_fig1_rows_do_not_depend_on_jobs(tmp_path):
+    a = run("gmm.fig1", "smoke", out=tmp_path / "a", progress=False)
+    b = run("gmm.fig1", "smoke", out=tmp_path / "b", progress=False, jobs=2)
+    assert a["rows"] == b["rows"] and a["artifacts"] == b["artifacts"]
+
+
 @needs_data
 def test_theorem1_checks_pass_at_smoke():
     res = run("gmm.theorem1", "smoke", progress=False)

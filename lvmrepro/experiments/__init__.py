@@ -195,10 +195,12 @@ class Context:
     def rngs(self, n: int, key: int = 0) -> list[np.random.Generator]:
         return [np.random.default_rng(s) for s in self.seeds(n, key)]
 
-    def map(self, func: Callable, items, desc: str | None = None) -> list:
-        """``[func(x) for x in items]``, in parallel over ``jobs`` processes, with a progress bar."""
+    def map(self, func: Callable, items, desc: str | None = None, cost=None) -> list:
+        """``[func(x) for x in items]``, in parallel over ``jobs`` processes, with a progress bar;
+        ``cost``: estimated work per item (items start longest first; results keep the items' order)."""
         from lvmrepro.parallel import parallel_map
-        return parallel_map(func, items, jobs=self.jobs, desc=desc or self.target, progress=self.progress)
+        return parallel_map(func, items, jobs=self.jobs, desc=desc or self.target, progress=self.progress,
+                            cost=cost)
 
     def note(self, text: str) -> None:
         self.notes.append(text)

@@ -21,15 +21,24 @@ Bound selection:
   ``{z : b_z(mu) <= v}`` by a Metropolis random walk started at the touching assignment (which is
   valid) with ``walk_sweeps * n`` single-label proposals (Cython kernel
   :mod:`lvmrepro._kernels.random_walk`).
+
+Every quantity the driver checks is computed exactly and by one arithmetic: a point's squared distance
+is summed over the coordinates in order (the assignment kernel, the walk, and ``b_z`` in
+:mod:`lvmrepro._kernels.kmeans_bound` all compute the same bits), and totals over points are NumPy's
+pairwise sum.  So ``b_z(mu) == F(mu)`` holds exactly at the nearest-centre assignment, and a fixed point
+of k-means has ``d_t = 0``, not a rounding residue.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from lvmrepro._kernels import assign as _assign
+from lvmrepro._kernels import assign_ref as _assign_ref
+from lvmrepro._kernels import kmeans_bound as _kb
+from lvmrepro._kernels import kmeans_bound_ref as _kb_ref
 from lvmrepro._kernels import random_walk as _rw
 from lvmrepro._kernels import random_walk_ref as _rw_ref
 from lvmrepro.gmm.driver import BoundFamily, Trace, run, run_mm
-from lvmrepro.kernels import assign_nearest
 from lvmrepro.validation import MAX_COORDINATE, as_float_matrix, check_k
 
 EMPTY_RULES = ("origin", "keep")
@@ -55,21 +64,31 @@ def centres_of(X: np.ndarray, z: np.ndarray, k: int, *, empty: str = "origin",
 
 
 def assignment_cost(X: np.ndarray, mu: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """Per-point |x_i - mu_{z_i}|^2 (same operation order as the kernels for d <= 2)."""
-    diff = X - mu[z]
-    return np.einsum("nd,nd->n", diff, diff)
+    """Per-point |x_i - mu_{z_i}|^2, summed over the coordinates in order (the arithmetic of the
+    assignment and random-walk kernels, so the cost of the nearest-centre assignment is F's terms)."""
+    cost = np.empty(X.shape[0])
+    _kb_ref.bound_value(X, mu, z, cost)
+    return cost
 
 
 class KMeansFamily(BoundFamily):
     """The k-means bound family on data ``X`` with ``k`` clusters (see the module docstring).
 
     ``walk_sweeps``: proposals per random-valid-bound draw, in units of n.  ``backend="numpy"``
-    runs the plain reference walk (slow; for tests).
+    runs the plain references of every kernel (slow; for tests): the same bits, so the same runs.
+
+    Every value is computed exactly, by compiled kernels that allocate nothing per iteration but the
+    returned arrays: ``objective`` sums the assignment kernel's squared distances, ``evaluate`` the
+    same distances to the assigned centres (:mod:`lvmrepro._kernels.kmeans_bound`), both in NumPy's
+    pairwise order.  ``X`` is validated (and copied, read-only) once; centres and labels passed to
+    the protocol's methods are validated on every call, in O(k d) and O(n).
     """
 
     def __init__(self, X, k: int, *, empty: str = "origin", walk_sweeps: float = 10.0,
                  backend: str = "cython"):
-        self.X = as_float_matrix(X, "X", max_abs=MAX_COORDINATE)
+        X = np.array(as_float_matrix(X, "X", max_abs=MAX_COORDINATE), copy=True)
+        X.flags.writeable = False
+        self.X = X
         self.n, self.d = self.X.shape
         self.k = check_k(k, self.n)
         if empty not in EMPTY_RULES:
@@ -82,20 +101,38 @@ class KMeansFamily(BoundFamily):
         if backend not in ("cython", "numpy"):
             raise ValueError(f"unknown backend {backend!r}; use 'cython' or 'numpy'")
         self.backend = backend
+        self._kb = _kb if backend == "cython" else _kb_ref
+        self._scratch = np.empty(self.n)          # per-point costs of evaluate (overwritten each call)
         self._cache_w = None
         self._cache = None
 
     # -- helpers -------------------------------------------------------------------------------
     def check_centres(self, mu) -> np.ndarray:
-        mu = as_float_matrix(mu, "centres", ncols=self.d)
+        mu = as_float_matrix(mu, "centres", ncols=self.d, max_abs=MAX_COORDINATE)
         if mu.shape[0] != self.k:
             raise ValueError(f"centres must have k={self.k} rows; got {mu.shape[0]}")
         return mu
 
+    def check_labels(self, z) -> np.ndarray:
+        """``z`` as a C-contiguous int64 (n,) array of labels in [0, k), or ValueError."""
+        arr = np.asarray(z)
+        if arr.shape != (self.n,) or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.uint64:
+            raise ValueError(f"an assignment must be an integer array of shape ({self.n},); got {arr.dtype} {arr.shape}")
+        arr = np.ascontiguousarray(arr, dtype=np.int64)
+        if self.n and (arr.min() < 0 or arr.max() >= self.k):
+            raise ValueError(f"labels must lie in [0, {self.k}); got range [{arr.min()}, {arr.max()}]")
+        return arr
+
     def nearest(self, mu):
         """(labels, sqdist) of the nearest centre, memoised for the last ``mu`` object seen."""
         if self._cache_w is not mu:
-            self._cache = assign_nearest(self.X, mu)
+            C = self.check_centres(mu)
+            if self.backend == "numpy":
+                self._cache = _assign_ref.assign_nearest(self.X, C)
+            else:
+                labels, sqdist = np.empty(self.n, dtype=np.int64), np.empty(self.n)
+                _assign.assign_nearest(self.X, C, labels, sqdist)
+                self._cache = (labels, sqdist)
             self._cache_w = mu
         return self._cache
 
@@ -108,10 +145,18 @@ class KMeansFamily(BoundFamily):
         return float(self.nearest(mu)[1].sum())
 
     def evaluate(self, z, mu) -> float:
-        return float(assignment_cost(self.X, mu, z).sum())
+        return float(self._kb.bound_value(self.X, self.check_centres(mu), self.check_labels(z), self._scratch))
 
     def minimize(self, z, mu_prev=None):
-        return centres_of(self.X, z, self.k, empty=self.empty, previous=mu_prev)
+        z = self.check_labels(z)
+        if self.empty == "keep":
+            if mu_prev is None:
+                raise ValueError("empty='keep' needs the previous centres")
+            previous = self.check_centres(mu_prev)
+        mu = np.empty((self.k, self.d))
+        counts = np.empty(self.k, dtype=np.int64)
+        self._kb.centres(self.X, z, previous if self.empty == "keep" else mu, self.empty == "keep", mu, counts)
+        return mu
 
     def touching(self, mu):
         return self.nearest(mu)[0].copy()
@@ -123,9 +168,8 @@ class KMeansFamily(BoundFamily):
         return z
 
     def describe(self, z, mu) -> dict:
-        z0 = self.nearest(mu)[0]
-        return {"changed": float(np.mean(z != z0)),
-                "nonempty": int(np.count_nonzero(np.bincount(z, minlength=self.k)))}
+        changed, alive = self._kb.describe(self.check_labels(z), self.nearest(mu)[0], self.k)
+        return {"changed": changed / self.n, "nonempty": int(alive)}
 
     # -- the random walk -----------------------------------------------------------------------
     def walk(self, mu, z, cost, budget: float, steps: int, rng: np.random.Generator):

@@ -27,6 +27,10 @@ class Background1D(BoundFamily):
             raise ValueError(f"enumerating 2^n bounds needs n <= {max_points}; got n = {self.x.size}")
         self.c = float(c)
         self.all_z = np.array(list(itertools.product((0, 1), repeat=self.x.size)), dtype=np.int64)
+        # float copies of z and 1 - z: the products below run as float64 matrix-vector products (BLAS),
+        # the same arithmetic numpy performs after casting the int64 matrix on every call, without the cast
+        self._on = self.all_z.astype(np.float64)
+        self._off = (1 - self.all_z).astype(np.float64)
 
     def objective(self, w) -> float:
         return float(np.minimum((self.x - w) ** 2, (self.x - self.c) ** 2).sum())
@@ -39,7 +43,7 @@ class Background1D(BoundFamily):
         """b_z(w) for every z in ``all_z`` (rows), at one scalar w."""
         on = (self.x - w) ** 2
         off = (self.x - self.c) ** 2
-        return self.all_z @ on + (1 - self.all_z) @ off
+        return self._on @ on + self._off @ off
 
     def curves(self, zs, grid) -> np.ndarray:
         """b_z on a grid of w, one row per z."""

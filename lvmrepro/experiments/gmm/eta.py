@@ -6,7 +6,8 @@ import numpy as np
 
 from lvmrepro.datasets.clustering import verify_files
 from lvmrepro.experiments import target
-from lvmrepro.experiments.gmm.clustering import COMMON, COMMON_PARAMS, _clustering_params, _stats, _trial, _trial_items
+from lvmrepro.experiments.gmm.clustering import (COMMON, COMMON_PARAMS, _clustering_params, _stats, _trial,
+                                                 _trial_items, trial_cost)
 from lvmrepro.gmm.init import INITS
 from lvmrepro.params import List
 
@@ -42,7 +43,7 @@ def fig2(ctx):
     verify_files(p["datasets"])
     q = {**_clustering_params(p), "etas": p["etas"]}
     items, seeds = _trial_items(ctx, p["datasets"], INITS, q, key0=1000)
-    trials = ctx.map(_trial, items, desc="Figure 2 trials")
+    trials = ctx.map(_trial, items, desc="Figure 2 trials", cost=[trial_cost(it) for it in items])
     rows = []
     for d in p["datasets"]:
         for init in INITS:

@@ -9,7 +9,8 @@ from lvmrepro.datasets.clustering import load_clustering as load, verify_files
 from lvmrepro.experiments import target
 from lvmrepro.params import List
 from lvmrepro.stats import check
-from lvmrepro.experiments.gmm.clustering import DATASETS, COMMON, COMMON_PARAMS, K, _clustering_params, _stats, _trial, _trial_items
+from lvmrepro.experiments.gmm.clustering import (DATASETS, COMMON, COMMON_PARAMS, K, _clustering_params, _stats, _trial,
+                                                 _trial_items, trial_cost)
 from lvmrepro.gmm.init import INITS, initialise
 from lvmrepro.gmm.kmeans import KMeansFamily, gmm_kmeans
 
@@ -40,7 +41,7 @@ def walk(ctx):
         q = {**_clustering_params(p), "walk_sweeps": sw, "with_kmeans": False}
         its, _ = _trial_items(ctx, p["datasets"], INITS, q, key0=4000)
         items += its
-    trials = ctx.map(_trial, items, desc="walk-length trials")
+    trials = ctx.map(_trial, items, desc="walk-length trials", cost=[trial_cost(it) for it in items])
     rows = []
     eta = str(p["eta"])
     for d in p["datasets"]:
