@@ -10,8 +10,10 @@ plane is violated more than every plane already in the set, and re-solves the du
     max_a  sum_k a_k b_k - 1/2 ||sum_k a_k (p_{i(k)} - ghat_k)||^2,   a >= 0,  sum_{k in i} a_k <= c_i
 
 (``ghat_k = phi(x_i, ybar_k, hbar_k)``, ``b_k = Delta_i(ybar_k, hbar_k)``, ``p_i = phi(x_i, y_i, h_i)``) by
-an interior-point method on its primal (Clarabel; ``qp="ipm"``) or by block-wise SMO, the Cython kernel
-:mod:`lvmrepro._kernels.nslack_qp` (NumPy twin ``nslack_qp_ref``; ``qp="dcd"``).
+a primal-dual interior-point method whose Newton systems are reduced to ``d x d`` (NumPy;
+``qp="newton"``, the default: ``O(K d^2)`` per step in BLAS, solved to a quarter of the solve's gap
+target), by Clarabel on the same primal (``qp="ipm"``, the independent check) or by block-wise SMO, the
+Cython kernel :mod:`lvmrepro._kernels.nslack_qp` (NumPy twin ``nslack_qp_ref``; ``qp="dcd"``).
 It stops at the certified gap ``min_t P(w_t) - D(a) <= tol``: every pass evaluates the exact primal
 ``P`` (with the model's loss-augmented inference) and the cached problem's dual is a lower bound on
 the bound's minimum, because the cached problem has a subset of the constraints.  With an
@@ -27,11 +29,18 @@ needed when a pass is expensive and the tolerance is tight.
 A plane depends on ``H`` only through ``p_i``, so the planes and their dual values are kept in the
 session and re-used exactly by the next solve (the next CCCP bound, or SPL's next selection: an
 example whose weight becomes 0 has its dual mass set to 0, and mass above a smaller ``c_i`` is scaled
-down, so the warm start is always feasible).  Planes that stayed inactive (zero dual mass) for
-``retire_after`` passes are dropped beyond ``max_planes`` per example.
+down, so the warm start is always feasible).  Planes that stayed idle (dual mass below ``1e-6 c_i``) for
+``retire_after`` passes are dropped beyond ``max_planes`` per example (their tiny mass with them, which
+keeps ``alpha`` feasible; every dual value computed before stays a valid lower bound).  Profiled on
+the coreference runs (SPL Figure 1), the cache grew without bound while retirement waited for exactly
+zero mass, which an interior point never gives, and Clarabel's sparse factorisation of the dense
+plane columns took 90 % of a run: hence the ``d x d`` interior point and the idle threshold.
 
 Models may offer ``joint_features(X, Y, H) -> (n, size_w)`` (every example's ``phi`` at once); the
-solver falls back to :meth:`~lvmrepro.lssvm.base.LatentModel.joint_feature` per example.
+solver falls back to :meth:`~lvmrepro.lssvm.base.LatentModel.joint_feature` per example.  Models may also
+offer ``planes(X, Y, examples, Ybar, Hbar) -> (ghat, b)``: ``phi(x_i, ybar_i, hbar_i)`` and
+``Delta_i(ybar_i, hbar_i)`` of the examples' loss-augmented answers in one call (a fast path for the
+oracle's own, already valid, answers; it must equal ``joint_feature`` and ``loss``).
 """
 from __future__ import annotations
 
@@ -166,6 +175,10 @@ def solve_nslack_qp_ipm(G, b, starts, total, order=None):
         settings.max_threads = 1     # one thread per solve: the runs themselves go in parallel
         sol = clarabel.DefaultSolver(P, q, A, rhs, [clarabel.NonnegativeConeT(m + nbu)], settings).solve()
         alpha[rows] = np.maximum(np.asarray(sol.z[:m], dtype=np.float64), 0.0)
+        # an interior point leaves every inactive plane a multiplier of the order of the barrier (never 0):
+        # those below a 1e-9 fraction of their block's total are set to 0 (still feasible, so D(alpha) stays a
+        # valid lower bound; it moves by less than 1e-9 of the slack terms), so that idle planes can retire
+        alpha[rows] = np.where(alpha[rows] <= 1e-9 * total[owner[rows]], 0.0, alpha[rows])
         iterations = int(sol.iterations)
     else:
         iterations = 0
@@ -177,6 +190,151 @@ def solve_nslack_qp_ipm(G, b, starts, total, order=None):
     return alpha, w, iterations, cached_gap(G, b, starts, total, alpha, w, order)
 
 
+def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *, max_iter: int = 80,
+                           polish_epochs: int = 50):
+    """The cached QP by a primal-dual interior-point method (Mehrotra predictor-corrector) on the primal of
+    :func:`solve_nslack_qp_ipm`, in NumPy, with the Newton systems reduced to ``d x d``.
+
+    Variables ``x = (w, xi)`` (``xi`` one slack per used block), constraints ``G_k.w + xi_i >= b_k`` and
+    ``xi_i >= 0`` with multipliers ``z`` (the dual ``alpha``) and ``y``.  Each Newton system
+    ``(P + A'DA) dx = r`` has ``A'DA = [[G'D G, G'D E], [E'D G, diag]]`` (``E`` the plane-to-block
+    incidence): the ``xi`` block is diagonal, so it is eliminated and one dense ``d x d`` Cholesky remains
+    -- ``O(K d^2)`` per step in BLAS, where a general sparse solver (Clarabel) fills in the dense columns
+    of ``G``.  Stops when the certified cached-problem gap (:func:`cached_gap`) at the projected
+    multipliers is ``<= tol`` (after at least one step), or after ``max_iter`` steps; multipliers below a
+    1e-9 fraction of their block's total are set to 0 (inactive planes, so that they can retire).  Near
+    the optimum the barrier makes the steps inaccurate: if the gap is not reached, the best point is
+    polished by ``polish_epochs`` epochs of the SMO kernel (:func:`solve_nslack_qp`), and if the gap is
+    still not reached (or every step failed), the QP goes to :func:`solve_nslack_qp_ipm` (Clarabel); the
+    best of the three is returned.
+    Returns ``(alpha, w, iterations, gap)`` like :func:`solve_nslack_qp`.
+    """
+    G, b, starts, total, order = _check_qp(G, b, starts, total, order)
+    try:
+        tol = float(tol)
+    except (TypeError, ValueError):
+        raise ValueError(f"tol must be a finite number >= 0; got {tol!r}") from None
+    if not np.isfinite(tol) or tol < 0:
+        raise ValueError(f"tol must be a finite number >= 0; got {tol}")
+    K, d = G.shape
+    nb = len(total)
+    owner = np.repeat(np.arange(nb), np.diff(starts))
+    order_all = np.flatnonzero(total > 0) if order is None else order
+    use = np.zeros(nb, bool)
+    use[order_all] = True
+    use &= (total > 0) & (np.diff(starts) > 0)
+    rows = np.flatnonzero(use[owner])
+    alpha = np.zeros(K)
+    gap_order = np.flatnonzero(use).astype(np.int64)
+    if not len(rows):
+        w = np.zeros(d)
+        return alpha, w, 0, cached_gap(G, b, starts, total, alpha, w, gap_order)
+    blocks = np.flatnonzero(use)
+    slot = np.full(nb, -1)
+    slot[blocks] = np.arange(len(blocks))
+    Gm, bm, own = G[rows], b[rows], slot[owner[rows]]          # rows stay grouped by block, in block order
+    first = np.flatnonzero(np.r_[True, own[1:] != own[:-1]])  # the start of each used block in the rows
+    c = total[blocks]
+    m, nbu = len(rows), len(blocks)
+    scale = max(float(np.abs(bm).max()), 1.0)
+
+    def bsum(v):   # per used block sums of the rows of v
+        return np.add.reduceat(v, first, axis=0)
+
+    # start: w = 0, xi above every plane, multipliers splitting each block's total
+    w = np.zeros(d)
+    xi = np.maximum(np.maximum.reduceat(bm, first), 0.0) + scale
+    s = Gm @ w + xi[own] - bm
+    t = xi.copy()
+    z = (c / (2.0 * np.diff(np.r_[first, m])))[own]
+    yv = c / 2.0
+    best = (np.inf, alpha, np.zeros(d))
+    it = 0
+    ok = True
+    for it in range(1, max_iter + 1):
+        # residuals: dual (w, xi) and primal (planes, xi >= 0)
+        r_w = w - Gm.T @ z
+        r_xi = c - bsum(z) - yv
+        r_s = Gm @ w + xi[own] - bm - s
+        r_t = xi - t
+        mu = (s @ z + t @ yv) / (m + nbu)
+        Dz, Dy = z / s, yv / t
+
+        def newton(rc_s, rc_t):
+            # rc_*: complementarity right-hand sides; returns (dw, dxi, ds, dt, dz, dy)
+            # dz = (rc_s - z * (A dx + r_s)) / s ; rhs = -r_d + A'(rc/s - D r_p)
+            u_s = rc_s / s - Dz * r_s
+            u_t = rc_t / t - Dy * r_t
+            rw = -r_w + Gm.T @ u_s
+            rxi = -r_xi + bsum(u_s) + u_t
+            B = bsum(Dz[:, None] * Gm)                              # (nbu, d): E'D G
+            sig = bsum(Dz)
+            delta = sig + Dy                                        # diag of the xi block
+            # the Schur complement G'DG - B' diag(1/delta) B without its cancellation: per block, with the
+            # D-weighted mean g of its planes, sum_k D_k (G_k - g)(G_k - g)' + (sig Dy / delta) g g'
+            mean = B / sig[:, None]
+            Gc = Gm - mean[own]
+            S = (Gc.T * Dz) @ Gc + (mean.T * (sig * Dy / delta)) @ mean
+            S[np.diag_indices(d)] += 1.0
+            L = np.linalg.cholesky(S)
+            dw = np.linalg.solve(L.T, np.linalg.solve(L, rw - B.T @ (rxi / delta)))
+            dxi = (rxi - B @ dw) / delta
+            Adx_s = Gm @ dw + dxi[own]
+            dz = u_s - Dz * Adx_s
+            dy = u_t - Dy * dxi
+            ds = Adx_s + r_s
+            dt = dxi + r_t
+            return dw, dxi, ds, dt, dz, dy
+
+        def step(v, dv):
+            neg = dv < 0
+            return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
+
+        try:
+            dw, dxi, ds, dt, dz, dy = newton(-s * z, -t * yv)               # affine (predictor)
+            a_p = min(step(s, ds), step(t, dt))
+            a_d = min(step(z, dz), step(yv, dy))
+            mu_aff = ((s + a_p * ds) @ (z + a_d * dz) + (t + a_p * dt) @ (yv + a_d * dy)) / (m + nbu)
+            sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
+            dw, dxi, ds, dt, dz, dy = newton(-s * z + sigma * mu - ds * dz, -t * yv + sigma * mu - dt * dy)
+        except np.linalg.LinAlgError:
+            ok = False
+            break
+        if not all(np.all(np.isfinite(v)) for v in (dw, dxi, dz, dy)):
+            ok = False
+            break
+        a_p = 0.99 * min(step(s, ds), step(t, dt))
+        a_d = 0.99 * min(step(z, dz), step(yv, dy))
+        w, xi, s, t = w + a_p * dw, xi + a_p * dxi, s + a_p * ds, t + a_p * dt
+        z, yv = z + a_d * dz, yv + a_d * dy
+        # the projected multipliers and their certified gap
+        a = np.maximum(z, 0.0)
+        a[a <= 1e-9 * c[own]] = 0.0
+        sums = bsum(a)
+        a *= np.where(sums > c, c / np.where(sums > 0, sums, 1.0), 1.0)[own]
+        alpha_full = np.zeros(K)
+        alpha_full[rows] = a
+        w_a = np.ascontiguousarray(a @ Gm)
+        gap = cached_gap(G, b, starts, total, alpha_full, w_a, gap_order)
+        if gap < best[0]:
+            best = (gap, alpha_full, w_a)
+        if gap <= tol:
+            break
+    if best[0] > tol and np.isfinite(best[0]):
+        # near the optimum the barrier's scaling makes the Newton steps inaccurate; the SMO kernel, warm-started
+        # at the interior point's (nearly right) active set, polishes in a few epochs
+        a1 = best[1].copy()
+        _, w1, ep, gap1 = solve_nslack_qp(G, b, starts, total, a1, tol, max_epochs=polish_epochs, order=gap_order)
+        it += ep
+        if gap1 < best[0]:
+            best = (gap1, a1, w1)
+    if not ok and not np.isfinite(best[0]) or best[0] > tol and best[0] > 1e-9 * max(1.0, float(c.sum()) * scale):
+        a2, w2, it2, gap2 = solve_nslack_qp_ipm(G, b, starts, total, order=gap_order)
+        if gap2 < best[0]:
+            return a2, w2, it + it2, gap2
+    return best[1], best[2], it, float(best[0])
+
+
 def joint_features(model, X, Y, H) -> np.ndarray:
     """``(n, size_w)``: every example's ``phi(x_i, y_i, h_i)`` (the model's vectorised form when it has one)."""
     if hasattr(model, "joint_features"):
@@ -184,11 +342,19 @@ def joint_features(model, X, Y, H) -> np.ndarray:
     return np.array([model.joint_feature(X, i, Y[i], H[i]) for i in range(model.n_samples(X))], dtype=np.float64)
 
 
+QP_METHODS = ("newton", "ipm", "dcd")
+# a plane whose dual value stays below this fraction of its example's c_i is idle; dropping it (and its tiny
+# mass) keeps alpha feasible, so every dual value computed before stays a valid lower bound
+IDLE_FRACTION = 1e-6
+# the cached QP is solved to this fraction of the solve's gap target
+QP_TOL_FRACTION = 0.25
+
+
 class NSlackCuttingPlane(InnerSolver):
     """Warm-started n-slack cutting plane with cached planes; any model (module docstring).
 
-    ``max_iter`` passes of the oracle per solve at most; ``qp``: the cached QP by an interior-point
-    method (``"ipm"``, Clarabel, the default: exact to machine precision in a few dozen Newton steps) or
+    ``max_iter`` passes of the oracle per solve at most; ``qp``: the cached QP by the ``d x d``
+    interior point (``"newton"``, the default, :func:`solve_nslack_qp_newton`), by Clarabel (``"ipm"``) or
     by block-wise SMO (``"dcd"``, the Cython kernel, warm-started; slow when the planes are strongly
     coupled, as at large C); ``qp_epochs`` epochs of the SMO per pass at most; ``max_planes`` planes
     kept per example (inactive ones retired after ``retire_after`` passes); ``backend`` of the SMO kernel.
@@ -196,7 +362,7 @@ class NSlackCuttingPlane(InnerSolver):
 
     def __init__(self, *, max_iter: int = 1000, qp_epochs: int = 100_000, max_planes: int = 10,
                  retire_after: int = 5, inner_steps: int = 4, record: bool = False, backend: str = "cython",
-                 qp: str = "ipm"):
+                 qp: str = "newton"):
         for name, v in (("max_iter", max_iter), ("qp_epochs", qp_epochs), ("max_planes", max_planes),
                         ("retire_after", retire_after), ("inner_steps", inner_steps)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
@@ -205,8 +371,8 @@ class NSlackCuttingPlane(InnerSolver):
             raise ValueError(f"backend must be 'cython' or 'numpy'; got {backend!r}")
         self.max_iter, self.qp_epochs, self.max_planes = int(max_iter), int(qp_epochs), int(max_planes)
         self.retire_after, self.inner_steps = int(retire_after), int(inner_steps)
-        if qp not in ("ipm", "dcd"):
-            raise ValueError(f"qp must be 'ipm' or 'dcd'; got {qp!r}")
+        if qp not in QP_METHODS:
+            raise ValueError(f"qp must be one of {QP_METHODS}; got {qp!r}")
         self.record, self.backend, self.qp = bool(record), backend, qp
 
     def bind(self, model, X, Y, C) -> "NSlackSession":
@@ -242,7 +408,7 @@ class NSlackSession(InnerSession):
             return
         counts = np.bincount(self.owner, minlength=self.n)
         over = counts[self.owner] > s.max_planes
-        drop = over & (self.alpha == 0) & (self.idle >= s.retire_after)
+        drop = over & (self.idle >= s.retire_after)
         if drop.any():
             keep = ~drop
             for name in ("ghat", "b", "owner", "alpha", "idle"):
@@ -294,8 +460,12 @@ class NSlackSession(InnerSession):
                 Ybar = [terms.ybar[i] for i in new]
                 Hbar = [terms.hbar[i] for i in new]
                 Yi = [Y[i] for i in new]
-                Xi = X.subset(new) if hasattr(X, "subset") else None
-                if Xi is not None:
+                Xi = X.subset(new) if hasattr(X, "subset") and not hasattr(model, "planes") else None
+                if hasattr(model, "planes"):      # the model's own fast path for its oracle's answers
+                    ghat_new, b_new = model.planes(X, Y, new, Ybar, Hbar)
+                    ghat_new = np.asarray(ghat_new, dtype=np.float64)
+                    b_new = np.asarray(b_new, dtype=np.float64)
+                elif Xi is not None:
                     ghat_new = joint_features(model, Xi, Ybar, Hbar)
                     b_new = np.asarray(model.loss(Yi, Ybar, Hbar), dtype=np.float64)
                 else:
@@ -311,7 +481,12 @@ class NSlackSession(InnerSession):
             else:
                 qp_tol *= 0.25   # nothing new: only a more accurate QP can close the gap
             # inexact QPs while the gap is large: a tenth of the current gap, never looser
-            if s.qp == "ipm":
+            if s.qp == "newton":
+                # to a small fraction of the solve's target (the IPM converges fast at the end): the next
+                # query point is then (nearly) the cached problem's optimum, as with the exact solvers
+                self.alpha, w_alpha, ep, _ = solve_nslack_qp_newton(G, self.b, starts, c, order=active,
+                                                                    tol=QP_TOL_FRACTION * tol)
+            elif s.qp == "ipm":
                 self.alpha, w_alpha, ep, _ = solve_nslack_qp_ipm(G, self.b, starts, c, order=active)
             else:
                 _, w_alpha, ep, _ = solve_nslack_qp(G, self.b, starts, c, self.alpha, max(qp_tol, 0.1 * (best_p - dual)),
@@ -320,7 +495,8 @@ class NSlackSession(InnerSession):
             qp_epochs += ep
             dual = max(dual, float(self.alpha @ self.b) - 0.5 * float(w_alpha @ w_alpha))
             w = w_alpha
-            self.idle = np.where(self.alpha > 0, 0, self.idle + 1)
+            # idle: no dual mass to speak of (an interior point leaves inactive planes a barrier-sized mass)
+            self.idle = np.where(self.alpha > IDLE_FRACTION * c[self.owner], 0, self.idle + 1)
             self._retire()
             if len(self.b) != len(G):
                 starts = self._sorted_blocks()

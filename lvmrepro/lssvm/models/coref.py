@@ -36,10 +36,10 @@ from __future__ import annotations
 import numpy as np
 
 from lvmrepro.coref import losses as L
-from lvmrepro.coref.features import N_FEATURES, PairFeatures
+from lvmrepro.coref.features import N_FEATURES, PairFeatures, pair_index
 from lvmrepro.coref.forest import (
-    bucket_kernel, check_backend, fast_canonical, table_scores, check_forest, check_labels, forest_clustering, forest_from_edges, forest_kernel,
-    forest_pairs, greedy_kernel, max_spanning_forest, value_rank,
+    bucket_kernel, check_backend, fast_canonical, table_scores, check_forest, check_labels, forest_clustering, forest_edges,
+    forest_from_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest, value_rank,
 )
 from lvmrepro.datasets.litbank import canonical_clustering
 from lvmrepro.lssvm.base import InferenceTerms, LatentModel
@@ -145,6 +145,33 @@ class CorefModel(LatentModel):
             out[d] = X.table[rows].sum(axis=0)
         return out
 
+    def planes(self, X, Y, docs, Ybar, Hbar):
+        """``(ghat, b)`` of the n-slack cutting plane for documents ``docs`` and their loss-augmented answers
+        ``(Ybar, Hbar)`` (one per listed document): ``ghat[k] = phi(x_d, ybar_k, hbar_k)`` and ``b[k] = Delta``
+        as :meth:`loss` with ``H_pred`` gives it -- without re-validating the forests, which come from this
+        model's own inference (tests compare with :meth:`joint_features` and :meth:`loss`)."""
+        X = self._check_X(X)
+        docs = np.asarray(docs, dtype=np.int64)
+        if len(Ybar) != len(docs) or len(Hbar) != len(docs):
+            raise ValueError("Ybar and Hbar must have one entry per listed document")
+        ghat = np.empty((len(docs), self.size_w))
+        b = np.empty(len(docs))
+        for k, d in enumerate(docs.tolist()):
+            h = np.asarray(Hbar[k], dtype=np.int64)
+            n = int(X.n_mentions[d])
+            if h.shape != (n,):
+                raise ValueError(f"forest of document {d} must have {n} entries; got shape {h.shape}")
+            i, j = forest_edges(h)
+            ghat[k] = X.table[X.index[d][pair_index(i, j, n)]].sum(axis=0)
+            y = self._gold(Y, d, n)
+            if self.loss_kind == "mitre":
+                inside = int(np.count_nonzero(y[i] == y[j]))
+                L_ = n - (int(y.max()) + 1 if n else 0)
+                b[k] = 100.0 * ((L_ - inside) + self.wrong_link_cost * (len(i) - inside)) / max(L_, 1)
+            else:
+                b[k] = canonical_pairwise_loss(y, fast_canonical(np.asarray(Ybar[k], dtype=np.int64)))
+        return ghat, b
+
     def score(self, w, X, Y, H) -> np.ndarray:
         X, w = self._check_X(X), self._check_w(w)
         tw = table_scores(X.table, w, self.backend)
@@ -212,9 +239,9 @@ class CorefModel(LatentModel):
         h_greedy, t_greedy = self._complete(tw, idx, y_greedy)
         h_gold, t_gold = self._complete(tw, idx, y)
         y_pred, h_pred, t_pred = self._predict(tw, idx, n, bk)
-        candidates = [(t_greedy + L.pairwise_loss(y, y_greedy), y_greedy, h_greedy),
+        candidates = [(t_greedy + canonical_pairwise_loss(y, y_greedy), y_greedy, h_greedy),
                       (t_gold, y, h_gold),
-                      (t_pred + L.pairwise_loss(y, y_pred), y_pred, h_pred)]
+                      (t_pred + canonical_pairwise_loss(y, y_pred), y_pred, h_pred)]
         aug, ybar, hbar = max(candidates, key=lambda c: c[0])  # first of equals: the greedy's
         return ybar, hbar, aug
 
@@ -229,6 +256,19 @@ class CorefModel(LatentModel):
 
     def loss_augmented_inference(self, w, X, Y):
         X, w = self._check_X(X), self._check_w(w)
+        # the learners ask again at the same w (SPL's K0 search asks once per trial K, and the selection and the
+        # bound at every ACS step): the last answer is kept, for the same w, the same X and the same Y arrays
+        memo = getattr(self, "_lai_memo", None)
+        wkey = w.tobytes()
+        if (memo is not None and memo[0] == wkey and memo[1] is X and len(memo[2]) == len(Y)
+                and all(a is b for a, b in zip(memo[2], Y))):
+            Ybar, Hbar, aug = memo[3]
+            return list(Ybar), list(Hbar), aug.copy()
+        Ybar, Hbar, aug = self._loss_augmented_inference(w, X, Y)
+        self._lai_memo = (wkey, X, list(Y), (Ybar, Hbar, aug))
+        return list(Ybar), list(Hbar), aug.copy()
+
+    def _loss_augmented_inference(self, w, X, Y):
         tw = table_scores(X.table, w, self.backend)
         rank = value_rank(tw) if self.loss_kind == "pairwise" else None
         Ybar, Hbar, aug = [], [], np.empty(len(X))
@@ -282,6 +322,23 @@ class CorefModel(LatentModel):
         if how == "random" and not isinstance(rng, np.random.Generator):
             raise ValueError("init_latent(how='random') needs a numpy.random.Generator rng")
         return [chain_forest(y) if how == "chain" else random_spanning_forest(y, rng) for y in Y]
+
+
+# --------------------------------------------------------------------------- fast pairwise loss
+def _pairs_of(counts: np.ndarray) -> int:
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def canonical_pairwise_loss(gold: np.ndarray, pred: np.ndarray) -> float:
+    """:func:`lvmrepro.coref.losses.pairwise_loss` for two *canonical* int64 clusterings (ids 0..k-1; unchecked:
+    the model's own gold and answers), by bincounts instead of sorting -- the same integers, the same float."""
+    if gold.size == 0:
+        return 0.0
+    kp = int(pred.max()) + 1
+    tp = _pairs_of(np.bincount(gold * kp + pred))
+    g = _pairs_of(np.bincount(gold))
+    p = _pairs_of(np.bincount(pred))
+    return 100.0 * ((g - tp) + (p - tp)) / max(g, 1)
 
 
 # --------------------------------------------------------------------------- forests of a clustering
