@@ -139,7 +139,7 @@ def test_learners_table_says_what_is_not_measured(tmp_path):
     empty = br.learners_table(None, {})
     assert len(empty) == len(br.PAPER_RUNTIMES)
     assert all(r["ours"] == "not yet measured" for r in empty)
-    assert {r["source of ours"] for r in empty if "coreference" in r["experiment"]} == {"experiment not built yet"}
+    assert {r["source of ours"] for r in empty if "coreference" in r["experiment"]} == {"run `lvmrepro run spl.fig1`"}
     assert {r["source of ours"] for r in empty if "motifs" in r["experiment"]} == {"run `lvmrepro run spl.table1`"}
     rows, env = _doc()
     doc = br.load(br.write(tmp_path / "b.json", rows, env_start=env, runtime_s=1.0, quick=False, filters=[]))
@@ -158,6 +158,18 @@ def test_learners_table_says_what_is_not_measured(tmp_path):
     by = {r["experiment"].split(" (")[0]: r for r in br.learners_table(doc, results)}
     assert by["SPL motifs"]["ours"] == "CPU 8 s / 14 s"
     assert "0.62 ms" in by["G-MM clustering"]["ours"]          # 20 sweeps x 3100 points / 1e8 per s
+    results["spl.fig1"] = {"scale": "paper", "params": {}, "artifacts": {"runs": [
+        {"method": "cccp", "cpu_s": 2.0}, {"method": "cccp", "cpu_s": 4.0}, {"method": "spl", "cpu_s": 9.0}]}}
+    by = {r["experiment"].split(" (")[0]: r for r in br.learners_table(doc, results)}
+    assert by["SPL noun-phrase coreference"]["ours"] == "CPU 3 s / 9 s"
+
+
+def test_every_bench_file_writes_rows_to_a_known_section():
+    # a row with an unknown section makes the whole result file invalid (make book's benchmark step fails)
+    import re
+    for path in sorted((ROOT / "benchmarks").glob("bench_*.py")):
+        for section in re.findall(r'"section": "([a-z_]+)"', path.read_text()):
+            assert section in br.SECTIONS, f"{path.name}: section {section!r} is not in SECTIONS"
 
 
 def test_a_failing_bench_file_is_recorded_and_the_others_still_load(tmp_path, monkeypatch):
