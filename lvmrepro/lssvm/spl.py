@@ -70,7 +70,11 @@ class SelfPaced:
         self.inner = default_inner(model) if inner is None else inner
 
     def _select(self, w, X, Y, H, K, n):
-        return (self.C / n * slacks(self.model, w, X, Y, H) < 1.0 / K).astype(np.float64)
+        return self._select_scaled(self.C / n * slacks(self.model, w, X, Y, H), K)
+
+    @staticmethod
+    def _select_scaled(scaled_slacks, K):
+        return (scaled_slacks < 1.0 / K).astype(np.float64)
 
     def fit(self, X, Y, *, H0=None, w0=None) -> LearnResult:
         t0 = time.perf_counter()
@@ -87,7 +91,9 @@ class SelfPaced:
             warm_hist = []
         obj = latent_objective(model, w, X, Y, C)
         K = self.K0
-        while self._select(w, X, Y, H, K, n).sum() <= n / 2 and K > 1e-12:
+        # the K0 search only lowers K at a fixed (w, H): one loss-augmented pass, not one per trial K
+        scaled = C / n * slacks(model, w, X, Y, H)
+        while self._select_scaled(scaled, K).sum() <= n / 2 and K > 1e-12:
             K /= self.mu
         K0_used = K
         history = [{"iteration": 0, "objective": obj, "K": None, "n_selected": n, "acs_steps": 0, "acs_solves": 0,

@@ -288,7 +288,7 @@ def fig1(ctx):
                 f"spl-objective-{loss}{tag}",
                 f"{loss.upper() if loss == 'mitre' else 'Pairwise'} loss: SPL reaches a lower objective than CCCP "
                 f"({what}; paper: SPL significantly better in 11 and worse in 1 of 40 experiments).",
-                a, b, better="lower", unit="C value" + (f" (mean over {n_splits} splits)" if n_splits > 1 else ""),
+                a, b, better="lower", unit=("split-averaged C value" if n_splits > 1 else "C value"),
                 threshold=p["eps"], names=("SPL", "CCCP"), what="objective / C", test="sign",
                 note=f"Outside the band C*eps: SPL better in {tot['better']}, worse in {tot['worse']} of "
                      f"{len(Cs) * n_splits} (split, C) experiments"))
@@ -316,7 +316,7 @@ def fig1(ctx):
     ratio = float(np.exp(np.mean(np.array(t_spl) - np.array(t_cccp))))
     claims.append(stats.paired_claim(
         "spl-runtime", "SPL trains at least as fast as CCCP: its time is a fraction of CCCP's (paper: 1080 s vs "
-        "1183 s per experiment, a ratio of 0.91).", t_spl, t_cccp, better="lower", unit="experiment (split, loss, C)",
+        "1183 s per experiment, a ratio of 0.91).", t_spl, t_cccp, better="lower", unit="(split, loss, C) experiment",
         threshold=RUNTIME_THRESHOLD, names=("SPL", "CCCP"), what="log CPU seconds", test="sign",
         note=f"Geometric mean ratio SPL/CCCP {ratio:.2f}"))
 
