@@ -28,7 +28,7 @@ import numpy as np
 from lvmrepro.lssvm.base import LatentModel
 from lvmrepro.lssvm.cccp import CCCP, LearnResult, _solves, check_gap_tol, check_learner_args, initial_state
 from lvmrepro.lssvm.inner import InnerSolver, default_inner
-from lvmrepro.lssvm.objective import bound_objective, latent_objective, slacks
+from lvmrepro.lssvm.objective import latent_objective, slacks
 
 
 class SelfPaced:
@@ -69,12 +69,17 @@ class SelfPaced:
         self.gap_tol = check_gap_tol(gap_tol, self.C, self.eps)
         self.inner = default_inner(model) if inner is None else inner
 
-    def _select(self, w, X, Y, H, K, n):
-        return self._select_scaled(self.C / n * slacks(self.model, w, X, Y, H), K)
-
     @staticmethod
     def _select_scaled(scaled_slacks, K):
         return (scaled_slacks < 1.0 / K).astype(np.float64)
+
+    def _selection_and_objective(self, w, X, Y, H, K, n):
+        """``(v, SPL objective)`` at ``w`` from one slack pass: the selection ``C/n xi_i < 1/K`` and
+        ``B(w; H, v) - sum(v)/K`` (the same arithmetic as :func:`bound_objective` with weights ``v``)."""
+        w = np.asarray(w, float)
+        xi = slacks(self.model, w, X, Y, H)
+        v = self._select_scaled(self.C / n * xi, K)
+        return v, 0.5 * float(w @ w) + self.C / n * float(v @ xi) - v.sum() / K
 
     def fit(self, X, Y, *, H0=None, w0=None) -> LearnResult:
         t0 = time.perf_counter()
@@ -101,15 +106,13 @@ class SelfPaced:
         converged = False
         for it in range(1, self.max_iter + 1):
             H, _ = model.impute_latent(w, X, Y)
-            v = self._select(w, X, Y, H, K, n)
-            spl_obj = bound_objective(model, w, X, Y, H, C, v) - v.sum() / K
+            v, spl_obj = self._selection_and_objective(w, X, Y, H, K, n)
             spl_start = spl_obj
             accepted, rejected, raw = 0, False, []
             for _ in range(self.acs_max_iter):
                 res = session.solve(H, sample_weight=v, tol=self.gap_tol)
                 w_new = res.w
-                v_new = self._select(w_new, X, Y, H, K, n)
-                new_spl = bound_objective(model, w_new, X, Y, H, C, v_new) - v_new.sum() / K
+                v_new, new_spl = self._selection_and_objective(w_new, X, Y, H, K, n)
                 raw.append({"spl_objective": float(new_spl), "gap": float(res.gap)})
                 if new_spl > spl_obj:   # ACS is monotone up to the solver's gap; keep the better point
                     rejected = True
