@@ -218,29 +218,171 @@ def _classes(p):
     return None if p["classes"] is None else tuple(p["classes"])
 
 
+# --------------------------------------------------------------------------- the run cache
+#: The source files (relative to the package) whose code determines one training run or one shared first step:
+#: the key of the run cache (:func:`_run_key`) hashes these, and the run code of this module
+#: (:data:`_RUN_FUNCTIONS`), rather than the whole package, so a paper-scale run started now survives unrelated
+#: commits and can be finished in a later session (``lvmrepro run`` again: finished runs are read back).
+#: Whoever changes what a scene run computes in a file *not* listed here must add it.
+_RUN_SOURCES = ("scenes/*.py", "lssvm/models/rbow.py", "lssvm/base.py", "lssvm/objective.py",
+                "lssvm/inner/base.py", "lssvm/inner/cutting_plane.py", "_kernels/scene.pyx", "_kernels/scene_ref.py",
+                "_kernels/potts_moves.pyx", "_kernels/potts_moves_ref.py", "_kernels/simplex_qp.pyx",
+                "_kernels/simplex_qp_ref.py", "gmm/driver.py", "gmm/lssvm_bounds.py", "datasets/cnn.py")
+#: this module's functions that compute a run (their source text is part of the key)
+_RUN_FUNCTIONS = ("scene_data", "training_data", "raw_lambda", "_run", "_first", "_train", "_cached", "_plain",
+                  "_first_to_npz", "_first_from_npz")
+#: the parameters a single run or first step depends on (the others -- seeds, repetitions, lambdas -- only
+#: choose which runs there are; the run's initial map enters the key by its checksum)
+_RUN_PARAMS = ("classes", "per_class", "test_per_class", "pca_dim", "n_parts", "lam", "eta", "eps", "max_iter",
+               "inner_iter", "first_inner_iter", "solver_tol", "start_fraction", "growth", "example_images")
+
+
+@lru_cache(maxsize=1)
+def run_source_tag() -> str:
+    """sha256 over :data:`_RUN_SOURCES` and the source of :data:`_RUN_FUNCTIONS` (the run cache's code key)."""
+    import inspect
+    root = Path(__file__).resolve().parents[2]
+    h = hashlib.sha256()
+    for pattern in _RUN_SOURCES:
+        files = sorted(root.glob(pattern))
+        if not files:
+            raise FileNotFoundError(f"run-cache source {pattern!r} matches no file under {root}")
+        for path in files:
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+    module = globals()
+    for name in _RUN_FUNCTIONS:
+        h.update(name.encode())
+        h.update(inspect.getsource(inspect.unwrap(module[name])).encode())
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=2)
+def _data_digest(classes, per_class, dim, test_per_class) -> str:
+    """sha256 of the normalised training and test arrays a run reads (so the key follows the features)."""
+    h = hashlib.sha256()
+    for a in training_data(classes, per_class, dim, test_per_class)[:4]:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()
+
+
+def _run_key(kind: str, p: dict, H0, task: dict | None = None) -> str:
+    H0 = np.ascontiguousarray(H0, dtype=np.int64)
+    payload = {"kind": kind, "params": {k: p.get(k) for k in _RUN_PARAMS}, "task": task,
+               "H0": hashlib.sha256(H0.tobytes()).hexdigest(), "H0_shape": list(H0.shape),
+               "data": _data_digest(*_data_key(p)), "code": run_source_tag()}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+
+def _run_path(kind: str, p: dict, H0, task: dict | None = None) -> Path:
+    """``LVMREPRO_CACHE/runs/gmm.table3/<kind>-KEY.{json,npz}``: one run's record or one shared first step."""
+    from lvmrepro.io import cache_root
+    return cache_root() / "runs" / "gmm.table3" / f"{kind}-{_run_key(kind, p, H0, task)}.{'npz' if kind == 'first' else 'json'}"
+
+
+def _cached(path: Path, compute, save, load):
+    """``load(path)`` if it reads back, else ``compute()`` saved atomically by ``save(path, value)``."""
+    if path.is_file():
+        try:
+            return load(path)
+        except (OSError, ValueError, KeyError):
+            pass     # unreadable (an interrupted write cannot happen: writes are atomic): recompute
+    value = compute()
+    save(path, value)
+    return load(path)    # the caller gets exactly what a later session reads back
+
+
+def _plain(obj):
+    """``obj`` with numpy scalars and arrays as Python numbers and lists (NaN and infinities kept, unlike
+    :func:`lvmrepro.io.to_jsonable`: a run record read back must equal the computed one)."""
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _plain(obj.tolist())
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    return obj
+
+
+def _save_json(path, row):
+    from lvmrepro.io import atomic_write_bytes
+    atomic_write_bytes(path, json.dumps(_plain(row), allow_nan=True).encode() + b"\n")
+
+
+def _load_json(path):
+    return json.loads(path.read_text())
+
+
+def _first_to_npz(path, first):
+    """A shared first step (``w``, ``record``, the cutting-plane caches) as one npz (no pickles)."""
+    from lvmrepro.io import atomic_write_bytes
+    arrays = {"w": np.asarray(first["w"], dtype=np.float64),
+              "record": np.array(json.dumps(_plain(first["record"]), allow_nan=True)),
+              "n_caches": np.array(len(first["caches"]))}
+    for j, (key, cache) in enumerate(first["caches"].items()):
+        arrays[f"key_{j}"] = np.frombuffer(key, dtype=np.uint8)
+        arrays[f"max_planes_{j}"] = np.array(cache.max_planes)
+        arrays[f"b_{j}"] = cache.b
+        arrays[f"gram_{j}"] = cache.gram
+        if cache.ghat is not None:
+            arrays[f"ghat_{j}"] = cache.ghat
+        if cache.alpha is not None:
+            arrays[f"alpha_{j}"] = cache.alpha
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def _first_from_npz(path):
+    from lvmrepro.lssvm.inner.cutting_plane import PlaneCache
+    with np.load(path, allow_pickle=False) as z:
+        caches = {}
+        for j in range(int(z["n_caches"])):
+            cache = PlaneCache(int(z[f"max_planes_{j}"]))
+            cache.b, cache.gram = z[f"b_{j}"].copy(), z[f"gram_{j}"].copy()
+            cache.ghat = z[f"ghat_{j}"].copy() if f"ghat_{j}" in z.files else None
+            cache.alpha = z[f"alpha_{j}"].copy() if f"alpha_{j}" in z.files else None
+            caches[z[f"key_{j}"].tobytes()] = cache
+        return {"w": z["w"].copy(), "record": json.loads(str(z["record"])), "caches": caches}
+
+
 # --------------------------------------------------------------------------- one training run
 def _run(args):
-    """One (initialisation, learner, repetition) run of the G-MM driver; returns its record."""
+    """One (initialisation, learner, repetition) run of the G-MM driver; returns its record, read from the run
+    cache when this run was computed before with the same arguments and code (:func:`_run_path`)."""
     from threadpoolctl import threadpool_limits
     p, task, H0, first, jobs = args
-    with threadpool_limits(1 if jobs != 1 else None):
-        return _train(p, task, H0, first)
+
+    def compute():
+        with threadpool_limits(1 if jobs != 1 else None):
+            return _train(p, task, H0, first)
+    return _cached(_run_path("run", p, H0, task), compute, _save_json, _load_json)
 
 
 def _first(args):
-    """The first convex step of one initialisation, shared by all its runs (:func:`lvmrepro.scenes.bounds.first_step`)."""
+    """The first convex step of one initialisation, shared by all its runs (:func:`lvmrepro.scenes.bounds.first_step`),
+    read from the run cache when computed before with the same arguments and code."""
     from threadpoolctl import threadpool_limits
 
     from lvmrepro.lssvm import CuttingPlane
     from lvmrepro.lssvm.models.rbow import RBoWModel
     from lvmrepro.scenes.bounds import first_step
     p, H0, jobs = args
-    with threadpool_limits(1 if jobs != 1 else None):
-        data = scene_data(*_data_key(p))
-        X, y, _, _, _ = training_data(*_data_key(p))
-        model = RBoWModel(data.n_classes, p["n_parts"], p["pca_dim"])
-        return first_step(model, X, y, raw_lambda(p["lam"], model.n_regions), H0, solver_tol=p["solver_tol"],
-                          inner=CuttingPlane(max_iter=p["first_inner_iter"]))
+
+    def compute():
+        with threadpool_limits(1 if jobs != 1 else None):
+            data = scene_data(*_data_key(p))
+            X, y, _, _, _ = training_data(*_data_key(p))
+            model = RBoWModel(data.n_classes, p["n_parts"], p["pca_dim"])
+            return first_step(model, X, y, raw_lambda(p["lam"], model.n_regions), H0, solver_tol=p["solver_tol"],
+                              inner=CuttingPlane(max_iter=p["first_inner_iter"]))
+    return _cached(_run_path("first", p, H0), compute, _first_to_npz, _first_from_npz)
 
 
 def _train(p, task, H0, first=None):
