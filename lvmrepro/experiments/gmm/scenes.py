@@ -636,27 +636,32 @@ def _claims(p, runs, one_image):
             obj[a], obj[b], better="lower", unit=unit, threshold=p["solver_tol"], names=(a, b), what="objective (8)",
             test="sign"))
     claims = paired
-    # coherent initialisations help: each learner's mean over the lambda > 0 columns against its lambda = 0
-    # column.  One pair per learner, so the pairs are independent (pairing every lambda > 0 column with the
-    # same lambda = 0 column would count one baseline three times); with three learners the claim cannot
-    # reach the five pairs a verdict needs -- the paper's design has a single lambda = 0 map.
+    # coherent initialisations help: not decidable from the paper's design.  Its evidence is each learner's
+    # lambda > 0 columns against its lambda = 0 column, and there is one lambda = 0 map (one part discovery):
+    # one independent pair per learner, three in all, below the five a verdict needs.  No sound pairing gives
+    # more: the lambda > 0 columns share the one lambda = 0 baseline (pairing each with it counts one baseline
+    # three times), G-MM random's repetitions share both maps (they replicate the bounds, not the
+    # initialisation), and the random maps differ from the graph-cut maps in more than coherence (no part
+    # model).  Independent pairs need independent part discoveries -- a lambda = 0 and a lambda > 0 map per
+    # discovery seed -- which the paper does not run.  The three differences are reported as evidence.
     if 0.0 in [float(x) for x in p["lambdas"]] and len(p["lambdas"]) > 1:
-        hi, lo = [], []
+        diffs = []
         for m in METHODS:
             base = _column_values(runs, m, "0.0", "accuracy")
             coh = [_column_values(runs, m, str(float(lam)), "accuracy") for lam in p["lambdas"] if float(lam) > 0]
             coh = [v[0] for v in coh if v]
             if base and coh:
-                hi.append(float(np.mean(coh)))
-                lo.append(base[0])
-        claims.append(stats.paired_claim(
-            "coherent-init-helps", "Coherent initial part maps lead to better models: each learner started from the "
-            "graph-cut maps at Potts lambda > 0 reaches a higher test accuracy (mean over those columns) than "
-            "from lambda = 0.", hi, lo, better="higher", unit="learner",
-            threshold=one_image, names=("lambda > 0", "lambda = 0"), what="accuracy (%)", test="sign",
-            note="one independent pair per learner (its mean over the lambda > 0 columns vs its lambda = 0 column): "
-                 "the paper's Table 3 has a single lambda = 0 map, so three pairs "
-                 "at most"))
+                diffs.append(f"{m} {float(np.mean(coh)) - base[0]:+.3g}")
+        claims.append(stats.untestable(
+            "coherent-init-helps", "Coherent initial part maps lead to better models: a learner started from the "
+            "graph-cut maps at Potts lambda > 0 reaches a higher test accuracy than from lambda = 0.",
+            "the paper's design has one part discovery, hence one lambda = 0 map: one independent comparison per "
+            "learner, three in all, fewer than the five pairs a verdict needs; the lambda > 0 columns share that "
+            "baseline, G-MM random's repetitions share both maps and the random maps differ in more than "
+            "coherence, so none of them are independent replicates (that needs a lambda = 0 and a lambda > 0 map "
+            "from each of several independent part discoveries, which the paper does not run)",
+            evidence="mean accuracy over the lambda > 0 columns minus the lambda = 0 column, per learner "
+                     f"(points): {', '.join(diffs)}; descriptive, one run each"))
     # less sensitive to the initialisation: absolute deviation from the learner's mean across initialisations
     for m, tag in (("G-MM random", "random"), ("G-MM biased", "biased")):
         dev_g = np.abs(acc[m] - np.nanmean(acc[m]))
