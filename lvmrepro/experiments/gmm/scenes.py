@@ -352,6 +352,39 @@ def _first_from_npz(path):
         return {"w": z["w"].copy(), "record": json.loads(str(z["record"])), "caches": caches}
 
 
+def run_cache_status(scale: str = "paper", seed: int = 0, **overrides) -> dict:
+    """Which of a scale's runs and shared first steps are in the run cache, with their recorded costs.
+
+    For following (or resuming) a long ``lvmrepro run gmm.table3`` from another shell: reads the cache
+    only, computes nothing but the data and initial maps (themselves cached).  Returns ``{"firsts": [...],
+    "runs": [...]}``, one entry per first step or task with ``done`` and, when done, its passes, outer
+    iterations and CPU seconds.
+    """
+    from lvmrepro.experiments import Context, get_target, resolve_params
+    p = resolve_params(get_target("gmm.table3"), scale, overrides)
+    ctx = Context(target="gmm.table3", scale=scale, params=p, seed=seed, progress=False)
+    inits = _inits(ctx, p)
+    out = {"firsts": [], "runs": []}
+    for col, s, H0 in inits:
+        path = _run_path("first", p, H0)
+        entry = {"init": col, "seed_index": s, "done": path.is_file()}
+        if entry["done"]:
+            with np.load(path, allow_pickle=False) as z:
+                rec = json.loads(str(z["record"]))
+            entry.update(passes=rec.get("passes"), seconds=rec.get("seconds"), converged=rec.get("converged"))
+        out["firsts"].append(entry)
+    for task, H0 in _tasks(ctx, p, inits):
+        path = _run_path("run", p, H0, task)
+        entry = {k: task[k] for k in ("init", "seed_index", "method", "repetition")}
+        entry["done"] = path.is_file()
+        if entry["done"]:
+            row = json.loads(path.read_text())
+            entry.update({k: row.get(k) for k in ("iterations", "converged", "solver_passes", "train_cpu_s",
+                                                   "train_s", "accuracy", "objective")})
+        out["runs"].append(entry)
+    return out
+
+
 # --------------------------------------------------------------------------- one training run
 def _run(args):
     """One (initialisation, learner, repetition) run of the G-MM driver; returns its record, read from the run
