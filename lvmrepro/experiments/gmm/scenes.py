@@ -34,6 +34,20 @@ spread over a Dask cluster with ``--scheduler``) but does not fit the book's 20-
 The paper-scale *book build* therefore runs :data:`BOOK_REDUCTION` on top of the ``paper`` parameters --
 fewer training images and parts, never fewer columns, learners, seeds or repetitions -- and the notebook says
 so in an admonition; ``lvmrepro run`` at ``paper`` scale is never reduced.
+
+Where the time goes (paper size, one core, CPU seconds): a cutting-plane pass is one ``inference_terms``
+(the region-score product about 0.28 s, the class-score kernel 0.12 s, completions and fixed scores 0.03 s)
+plus one ``feature_sum`` of the new plane (0.09 s): about half a second.  A convex step needs on the order of
+a hundred passes even with every earlier plane and its dual value re-used (the 1-slack cutting plane's best
+primal stays at the warm start for the first 20-40 passes of a bound, then converges at its usual rate), so
+a run costs thousands of passes.  The random maps' runs cost nothing: the zero certificate proves ``w = 0``.
+
+Resuming: every run and every shared first step is kept in a run cache
+(``LVMREPRO_CACHE/runs/gmm.table3/``, :func:`_run_path`), keyed on the run's parameters, its initial map, the
+data and a hash of the sources that determine a scene run (:data:`_RUN_SOURCES`, :data:`_RUN_FUNCTIONS`) --
+not the whole package -- so ``lvmrepro run gmm.table3 --scale paper`` stopped at any point and started again,
+in a later session and after unrelated commits, recomputes only the runs that had not finished.
+:func:`run_cache_status` (``benchmarks/scene_paper_progress.py``) lists what is done.
 """
 from __future__ import annotations
 
