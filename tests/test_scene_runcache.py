@@ -100,3 +100,30 @@ def test_run_source_tag_lists_existing_files():
     for pattern in S._RUN_SOURCES:
         assert list(root.glob(pattern)), pattern
     assert len(S.run_source_tag()) == 64
+
+
+def test_plane_cache_buffer_matches_plain_arrays():
+    """PlaneCache keeps its planes in a preallocated buffer: adds and prunes give the same arrays as the
+    plain vstack / fancy-index versions, also after a deep copy or a read-back (ghat not in the buffer)."""
+    import copy
+    rng = np.random.default_rng(4)
+    d, cap = 6, 5
+    c = PlaneCache(cap)
+    plain_g, plain_b = np.zeros((0, d)), np.zeros(0)
+    for step in range(14):
+        g = rng.normal(size=d)
+        c.add(g, float(step))
+        plain_g, plain_b = np.vstack([plain_g, g[None]]), np.append(plain_b, float(step))
+        assert np.array_equal(c.ghat, plain_g) and np.array_equal(c.b, plain_b)
+        alpha = np.r_[1.0, rng.random(len(c.b)) * (rng.random(len(c.b)) < 0.4)]
+        alpha /= alpha.sum()
+        k = len(c.b)
+        c.prune(alpha)
+        if k > cap:
+            active = np.nonzero(alpha[1:] > 0)[0]
+            keep = np.sort(np.array(list(dict.fromkeys(list(active[::-1]) + list(np.arange(k)[::-1])))[:cap]))
+            plain_g, plain_b = plain_g[keep], plain_b[keep]
+        assert np.array_equal(c.ghat, plain_g) and np.array_equal(c.b, plain_b)
+        if step == 6:
+            c = copy.deepcopy(c)                     # the buffer relation is lost: the next add re-buffers
+    assert np.allclose(c.gram, plain_g @ plain_g.T)

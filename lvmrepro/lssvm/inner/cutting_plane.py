@@ -70,27 +70,39 @@ class PlaneCache:
 
     def __init__(self, max_planes: int = 200):
         self.max_planes = int(max_planes)
-        self.ghat = None    # (k, size_w) array
+        self.ghat = None    # (k, size_w) array: the first k rows of _buf when set by add/prune
         self.b = np.zeros(0)
         self.alpha = None   # last dual solution over [zero plane] + planes
         self.gram = np.zeros((0, 0))   # ghat_k . ghat_l
+        self._buf = None    # (max_planes + 1, size_w) storage, so adding a plane copies one row, not all
 
     def __len__(self):
         return len(self.b)
 
+    def _in_buffer(self) -> bool:
+        return (self._buf is not None and self.ghat is not None and self.ghat.base is self._buf
+                and self.ghat.__array_interface__["data"][0] == self._buf.__array_interface__["data"][0])
+
     def add(self, ghat, b):
+        # ghat lives in the first rows of a preallocated buffer: np.vstack copied every plane (80 MB at the
+        # scene chapter's paper size) into a fresh array at every pass.  Same numbers, so the same solves.
+        k = len(self.b)
+        if not self._in_buffer() or self._buf.shape[0] < k + 1 or self._buf.shape[1] != ghat.shape[0]:
+            buf = np.empty((max(k + 1, self.max_planes + 1), ghat.shape[0]))
+            if k:
+                buf[:k] = self.ghat
+            self._buf = buf
         if self.ghat is None:
-            self.ghat = ghat[None, :].copy()
             self.gram = np.array([[ghat @ ghat]])
         else:
             cross = self.ghat @ ghat
-            k = len(self.b)
             gram = np.empty((k + 1, k + 1))
             gram[:k, :k] = self.gram
             gram[k, :k] = gram[:k, k] = cross
             gram[k, k] = ghat @ ghat
             self.gram = gram
-            self.ghat = np.vstack([self.ghat, ghat[None, :]])
+        self._buf[k] = ghat
+        self.ghat = self._buf[:k + 1]
         self.b = np.append(self.b, b)
 
     def prune(self, alpha):
@@ -102,7 +114,13 @@ class PlaneCache:
         active = np.nonzero(alpha[1:] > 0)[0]
         recent = np.arange(k)[::-1]
         keep = np.sort(np.array(list(dict.fromkeys(list(active[::-1]) + list(recent)))[: self.max_planes]))
-        self.ghat = self.ghat[keep]
+        if self._in_buffer():
+            for j, src in enumerate(keep):          # keep is increasing, so src >= j: moved in place
+                if src != j:
+                    self._buf[j] = self._buf[src]
+            self.ghat = self._buf[:len(keep)]
+        else:
+            self.ghat = self.ghat[keep]
         self.b = self.b[keep]
         self.gram = self.gram[np.ix_(keep, keep)]
         a = np.concatenate([[alpha[0]], alpha[1:][keep]])
@@ -132,6 +150,7 @@ class CuttingPlaneSession(InnerSession):
     def __init__(self, solver, model, X, Y, C):
         super().__init__(solver, model, X, Y, C)
         self.caches: dict[bytes, PlaneCache] = {}
+        self._scratch = None
 
     def cache_for(self, c: np.ndarray) -> PlaneCache:
         key = c.tobytes()
@@ -176,7 +195,13 @@ class CuttingPlaneSession(InnerSession):
             bvec = np.concatenate([[0.0], cache.b])
             alpha, _, _ = solve_simplex_qp(Q, bvec, alpha, C, 0.1 * tol, max_steps=self.solver.qp_iter)
             solved_once = True
-            w = alpha[1:] @ (p[None, :] - Ghat)
+            # the planes' g_k = p - ghat_k in a scratch buffer re-used across passes (same numbers, no 80 MB
+            # allocation per pass at the scene chapter's paper size)
+            if self._scratch is None or self._scratch.shape[0] < k or self._scratch.shape[1] != len(p):
+                self._scratch = np.empty((max(k, self.solver.max_planes + 1), len(p)))
+            G = self._scratch[:k]
+            np.subtract(p[None, :], Ghat, out=G)
+            w = alpha[1:] @ G
             dual = max(dual, float(alpha @ bvec) - 0.5 * float(alpha @ Q @ alpha))
             cache.prune(alpha)
             alpha = cache.alpha

@@ -197,9 +197,14 @@ class RBoWModel(LatentModel):
         if len(keep) == 0:
             return out
         R = self.n_regions
-        parts = H[keep].reshape(-1)
-        cw = np.repeat(c[keep], R)
-        rows = X[keep].reshape(len(keep) * R, self.dim)
+        if len(keep) == len(c):
+            # every example (the usual case): views of X and H -- X[keep] copied all regions' features, 288 MB
+            # at paper size, freshly allocated at every call: page faults that cost more than the product
+            Yk, parts, rows = Y, H.reshape(-1), X.reshape(len(c) * R, self.dim)
+            cw = np.repeat(c, R)
+        else:
+            Yk, parts, rows = Y[keep], H[keep].reshape(-1), X[keep].reshape(len(keep) * R, self.dim)
+            cw = np.repeat(c[keep], R)
         # the (P x nR) one-hot matrix built directly in CSR form (counting sort of the parts): building it
         # from COO triplets sorted them again on every call, which cost more than the product itself
         # (a stable sort of small integers: int16 takes NumPy's radix sort, the same order as int64's timsort)
@@ -208,7 +213,7 @@ class RBoWModel(LatentModel):
         onehot = sparse.csr_matrix((cw[order], order, indptr), shape=(self.n_parts, len(parts)))
         PW, PB = self.unpack(out)
         PW[:] = onehot @ rows
-        PB[:] = np.bincount(np.repeat(Y[keep], R) * self.n_parts + parts, weights=cw,
+        PB[:] = np.bincount(np.repeat(Yk, R) * self.n_parts + parts, weights=cw,
                             minlength=self.n_classes * self.n_parts).reshape(self.n_classes, self.n_parts)
         return out
 
