@@ -38,10 +38,12 @@ so in an admonition; ``lvmrepro run`` at ``paper`` scale is never reduced.
 Where the time goes (paper size, one core, CPU seconds on a loaded machine): a cutting-plane pass is one
 ``inference_terms`` (the region-score product about 0.28 s, the class-score kernel 0.12 s, completions and
 fixed scores 0.03 s) plus one ``feature_sum`` of the new plane and the plane bookkeeping (about 0.05 s): about
-0.5 s (0.9 s before per-pass copies of the features and of the planes were removed).  A convex step needs on the order of
-a hundred passes even with every earlier plane and its dual value re-used (the 1-slack cutting plane's best
-primal stays at the warm start for the first 20-40 passes of a bound, then converges at its usual rate), so
-a run costs thousands of passes.  The random maps' runs cost nothing: the zero certificate proves ``w = 0``.
+0.5 s (0.9 s before per-pass copies of the features and of the planes were removed).  A convex step needs hundreds of
+passes even with every earlier plane and its dual value re-used (measured at paper size from the lambda = 0
+map: 457 passes for the first bound, 430 for CCP's second with all 200 planes of the first re-used; at the
+book's reduction the 1-slack cutting plane's best primal stays at the warm start for the first 20-40 passes
+of a bound, then converges at its usual rate; backtracking towards the best iterate cost more passes, not
+fewer), so a run costs thousands of passes.  The random maps' runs cost nothing: the zero certificate proves ``w = 0``.
 
 Resuming: every run and every shared first step is kept in a run cache
 (``LVMREPRO_CACHE/runs/gmm.table3/``, :func:`_run_path`), keyed on the run's parameters, its initial map, the
