@@ -96,6 +96,19 @@ def test_idle_certificates_change_nothing_bit_for_bit(seed):
     np.testing.assert_array_equal(at, ac)
     np.testing.assert_array_equal(wt, wc)
     assert rt == rc and st == sc and sc > 0
+    # the slacks from the certificates equal the model's exact slacks (up to rounding), kernel and twin alike
+    from lvmrepro.lssvm.objective import slacks
+    Y = np.where(pos == 1, 1, -1)
+    H = np.where(pos == 1, gt - 1, -1)
+    for name, kern in (("cert", motif_dcd), ("twin", motif_dcd_ref)):
+        cert = kern.IdleCertificates(X, 3, 2, model.n_starts, model.size_w, capacity=4, snap_gap=1e-4)
+        a, ww = ac.copy(), wc.copy()
+        kern.dcd_pass(X, pos, a, ww, 3, 2, orders[0], 2, 1, cert)
+        out = np.zeros(len(pos))
+        kern.slack_values(X, pos, gt, ww, 3, 2, cert, out)
+        np.testing.assert_allclose(out, slacks(model, ww, X, Y, H), rtol=0, atol=1e-12)
+        outs[name + "_slacks"] = out
+    np.testing.assert_array_equal(outs["cert_slacks"], outs["twin_slacks"])
 
 
 def test_idle_certificates_in_learners_give_the_same_runs():

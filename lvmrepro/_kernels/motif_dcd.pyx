@@ -23,7 +23,8 @@ Kernels (the NumPy twin :mod:`lvmrepro._kernels.motif_dcd_ref` runs the same ari
 * :func:`dcd_pass` -- one pass over ``order`` (example indices), ``inner_steps`` SMO steps each;
   returns the number of steps taken and the largest violation ``g_a - g_b`` met;
 * :func:`dcd_weights` -- ``w`` from ``alpha`` (after the latent values or the weights changed);
-* :class:`IdleCertificates` -- exact skipping of the examples whose visit would change nothing.
+* :class:`IdleCertificates` -- exact skipping of the examples whose visit would change nothing;
+* :func:`slack_values` -- every example's slack at ``w`` from the certificates (a cheap primal).
 
 **Idle certificates.**  Near the optimum almost every visit is empty: all of the example's dual mass
 sits on one state ``b`` and ``g_b`` is the strict maximum, so ``a == b`` and no step is taken (a few
@@ -34,13 +35,18 @@ margin ``g_b - max_{s != b} g_s`` as a budget of movement of ``w``: ``g_s - g_b`
     ||w_now - w_then||_2  <  (margin - 1e-6) / (max_s ||delta_s||_2 + ||delta_b||_2)
 
 the example's visit would again find ``a == b`` and change nothing; it is skipped.  ``||w_now - w_then||``
-is bounded twice: by the growth of the running total ``D`` of step lengths ``t ||delta_a - delta_b||_2``
-(free, loose), and, when that fails, by the exact distance from a snapshot of ``w`` taken at most
-``snap_gap`` of ``D`` before the certificate, plus that ``D`` difference (a ring of snapshots).  A pass
-with certificates therefore gives the same ``alpha``, ``w``, step count and violation, bit for bit, as
-one without (the 1e-6 covers the rounding of ``g`` and of the updates of ``w``).  Between two solves
-``w`` is rebuilt (:func:`dcd_weights`): :meth:`IdleCertificates.jump` adds ``||w_new - w_old||_2`` to
-``D`` and drops the certificates of the examples whose dual variables were reset.
+is bounded by the growth of the running total ``D`` of step lengths ``t ||delta_a - delta_b||_2`` (free,
+loose) and, when that does not decide, by the distance from a snapshot of ``w`` taken shortly before
+the certificate (a ring of snapshots, each with its distance to ``w`` as last computed, which bounds
+the current one within the growth of ``D`` since) plus the ``D`` between snapshot and certificate.  A
+pass with certificates therefore gives the same ``alpha``, ``w``, step count and violation, bit for
+bit, as one without (the 1e-6 covers the rounding of ``g`` and of the updates of ``w``).  Between two
+solves ``w`` is rebuilt (:func:`dcd_weights`): :meth:`IdleCertificates.jump` adds ``||w_new - w_old||_2``
+to ``D`` and drops the certificates of the examples whose dual variables were reset.
+
+The same certificates make the slacks ``max_s g_s - g_gt`` cheap (two states for a certified example):
+:func:`slack_values` gives the primal up to rounding, so the solver evaluates the exact primal only
+when the gap may have closed.  Rows are prefetched a few examples ahead of the (random) visiting order.
 """
 import numpy as np
 cimport numpy as cnp
@@ -415,24 +421,25 @@ def dcd_pass(const unsigned char[:, ::1] codes, const long[::1] positive, double
     return steps, max_viol
 
 
-def slack_lower_bounds(const unsigned char[:, ::1] codes, const long[::1] positive, const long[::1] gt,
-                       const double[::1] w, Py_ssize_t m, Py_ssize_t order, IdleCertificates cert not None,
-                       double[::1] out):
-    """``out[i] = max(0, g_hint - g_gt)`` with ``hint`` the state of largest gradient at example ``i``'s
-    last visit (kept in ``cert``): a lower bound on its slack ``max_s g_s - g_gt`` at ``w`` (any state
-    gives one), at the cost of two states instead of all, so the solver can skip a duality-gap check
-    that cannot succeed."""
-    cdef Py_ssize_t n = codes.shape[0], L = codes.shape[1], J = L - order + 1, i, j, p, lo, hi, st, hint, k
-    cdef Py_ssize_t off = 4 * m
-    cdef double loss_minus, g_hint, g_gt, val
+def slack_values(const unsigned char[:, ::1] codes, const long[::1] positive, const long[::1] gt,
+                 const double[::1] w, Py_ssize_t m, Py_ssize_t order, IdleCertificates cert not None,
+                 double[::1] out):
+    """``out[i] = max_s g_s - g_gt``, the slack of example ``i`` at ``w`` (the bound's hinge term, up to
+    rounding), from two states where ``i``'s idle certificate still holds (its support state is the
+    strict maximum) and from all of them elsewhere: a cheap evaluation of the primal that tells a
+    duality-gap check that cannot succeed from one that may."""
+    cdef Py_ssize_t n = codes.shape[0], L = codes.shape[1], J = L - order + 1, i, j, p, lo, hi, st, h, k
+    cdef Py_ssize_t off = 4 * m, S = cert._norms.shape[1] - 1
+    cdef double loss_minus, best, val, g_gt, d = cert.drift
     cdef double* prefix = <double*> malloc((J + 1) * sizeof(double))
     cdef long* kmer = <long*> malloc(J * sizeof(long))
     if prefix == NULL or kmer == NULL:
         free(prefix); free(kmer)
         raise MemoryError()
-    if cert._rec.shape[0] != n or gt.shape[0] != n or out.shape[0] != n or positive.shape[0] != n:
+    if cert._rec.shape[0] != n or gt.shape[0] != n or out.shape[0] != n or positive.shape[0] != n \
+            or cert._ring.shape[1] != w.shape[0]:
         free(prefix); free(kmer)
-        raise ValueError("slack_lower_bounds: the arrays do not match the examples")
+        raise ValueError("slack_values: the arrays do not match the examples")
     try:
         with nogil:
             for i in range(n):
@@ -441,11 +448,19 @@ def slack_lower_bounds(const unsigned char[:, ::1] codes, const long[::1] positi
                 for j in range(J):
                     prefix[j + 1] = prefix[j] + w[off + kmer[j]]
                 loss_minus = 1.0 if positive[i] else 0.0
-                hint = <Py_ssize_t> cert._rec[i, REC_HINT]
-                g_hint = 0.0
+                best = -1e300
                 g_gt = 0.0
-                for k in range(2):
-                    st = hint if k == 0 else gt[i]
+                if _idle(cert, i, w, d):
+                    k = 2          # the certified support state, then the ground truth
+                else:
+                    k = S + 2      # every state, then the ground truth
+                for h in range(k):
+                    if h == k - 1:
+                        st = gt[i]
+                    elif k == 2:
+                        st = <Py_ssize_t> cert._rec[i, REC_HINT]
+                    else:
+                        st = h
                     if st == 0:
                         val = loss_minus
                     else:
@@ -454,11 +469,11 @@ def slack_lower_bounds(const unsigned char[:, ::1] codes, const long[::1] positi
                             val = val + w[4 * p + codes[i, st - 1 + p]]
                         _overlap(st - 1, m, order, J, &lo, &hi)
                         val = (1.0 - loss_minus) + val - (prefix[hi] - prefix[lo])
-                    if k == 0:
-                        g_hint = val
-                    else:
+                    if h == k - 1:
                         g_gt = val
-                out[i] = g_hint - g_gt if g_hint > g_gt else 0.0
+                    elif val > best:
+                        best = val
+                out[i] = best - g_gt if best > g_gt else 0.0
     finally:
         free(prefix); free(kmer)
 

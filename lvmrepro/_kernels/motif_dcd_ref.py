@@ -222,13 +222,14 @@ def dcd_pass(codes, positive, alpha, w, m, order, order_idx, inner_steps, n_pass
     return steps, max_viol
 
 
-def slack_lower_bounds(codes, positive, gt, w, m, order, cert, out):
+def slack_values(codes, positive, gt, w, m, order, cert, out):
+    d = cert.drift
     for i in range(codes.shape[0]):
         row = codes[i]
         kmer = kmers(row, order)
         g = _gradients(row, w, kmer, 1.0 if positive[i] else 0.0, m, order, len(cert.norms[i]) - 1)
-        hint = int(cert.rec[i, HINT])
-        out[i] = g[hint] - g[gt[i]] if g[hint] > g[gt[i]] else 0.0
+        best = g[int(cert.rec[i, HINT])] if cert.idle(i, w, d) else max(g)
+        out[i] = best - g[gt[i]] if best > g[gt[i]] else 0.0
 
 
 def dcd_weights(codes, gt, c, alpha, w, m, order):
