@@ -152,7 +152,26 @@ class RaggedClassModel(LatentModel, EnumerableLatent):
     def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
         """Every term of the objective from one product ``Phi @ W.T``."""
         w, Y = self._check(w, X, Y)
-        S = self.class_scores(w, X)
+        return self._terms(self.class_scores(w, X), X, Y, H)
+
+    def inference_terms_batch(self, ws, X, Y, Hs) -> list[InferenceTerms]:
+        """:meth:`inference_terms` at several weight vectors (``Hs[j]`` the latent values of ``ws[j]``) from
+        one product ``Phi @ [W_1; W_2; ...].T``: one read of ``Phi`` instead of one per vector (the scores are
+        memory-bound).  Each column block is the product ``Phi @ W_j.T`` (the tests check the terms equal
+        :meth:`inference_terms` exactly); equal weight vectors are scored once."""
+        checked = [self._check(w, X, Y) for w in ws]
+        Y = checked[0][1] if checked else Y
+        uniq, slot = {}, []
+        for w, _ in checked:
+            slot.append(uniq.setdefault(w.tobytes(), (len(uniq), w))[0])
+        if not uniq:
+            return []
+        W = np.concatenate([w.reshape(self.n_classes, self.dim) for _, w in sorted(uniq.values(), key=lambda t: t[0])])
+        S = X.Phi @ W.T
+        k = self.n_classes
+        return [self._terms(S[:, k * s:k * (s + 1)], X, Y, H) for s, H in zip(slot, Hs)]
+
+    def _terms(self, S, X, Y, H) -> InferenceTerms:
         lat = S[np.arange(len(X.seg)), Y[X.seg]]
         h_best, s_best = segment_argmax(lat, X.starts, X.seg)
         ybar, hbar, aug = self._joint_argmax(S, X, Y)
