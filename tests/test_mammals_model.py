@@ -403,3 +403,57 @@ def test_plane_cache_matches_plain_arrays(seed, max_planes):
         assert np.array_equal(cache.ghat, G) and np.array_equal(cache.b, b)
         np.testing.assert_allclose(cache.gram, gram, rtol=1e-12, atol=1e-12)
         assert cache.alpha.sum() == pytest.approx(alpha.sum())
+
+
+def _gmm_runs(model, X, Y, H0, kinds):
+    def one(kind):
+        def f():
+            fam = LSSVMBounds(model, X, Y, 0.4, H0, kind=kind, solver_tol=1e-5, n_folds=4, fold_seed=1,
+                              inner=CuttingPlane(max_iter=400))
+            tr = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else 0.2, eps=1e-6,
+                            rng=np.random.default_rng(7), max_iter=6)
+            return tr.w, tr.F, [s["passes"] for s in fam.solves]
+        return f
+    return [one(k) for k in kinds]
+
+
+def test_runs_together_equal_runs_alone():
+    """CCP, G-MM random and G-MM biased run together (threads, shared score products) give, bit for bit,
+    what each gives alone; the shared products are fewer than the requests they serve."""
+    from lvmrepro.lssvm.shared_product import run_together
+    model, X, Y, H0 = planted_problem(4, n=60, d=12, k=5, positions=9)
+    kinds = ["ccp", "random", "biased", "ccp"]
+    alone = [f() for f in _gmm_runs(model, X, Y, H0, kinds)]
+    together = run_together(model, X, _gmm_runs(model, X, Y, H0, kinds))
+    assert model.shared is None                     # restored afterwards
+    for (wa, Fa, pa), (wb, Fb, pb) in zip(alone, together):
+        assert np.array_equal(wa, wb) and Fa == Fb and pa == pb
+    stats = run_together.last
+    assert stats["products"] < stats["requests"]
+
+
+def test_runs_together_reraise_and_release_the_others():
+    from lvmrepro.lssvm.shared_product import run_together
+    model, X, Y, H0 = planted_problem(5, n=20, d=4, k=3)
+    ok = _gmm_runs(model, X, Y, H0, ["ccp"])[0]
+
+    def bad():
+        model.class_scores(np.zeros(model.size_w), X, )
+        raise RuntimeError("run failed")
+    with pytest.raises(RuntimeError, match="run failed"):
+        run_together(model, X, [ok, bad, ok])
+    assert model.shared is None
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 4, 6, 9])
+def test_padded_scores_do_not_depend_on_the_batch(n_classes):
+    """A weight vector's scores are the same floats alone and inside a batch of others (4-row panels)."""
+    rng = np.random.default_rng(n_classes)
+    blocks = [rng.standard_normal((int(rng.integers(1, 40)), 300)) for _ in range(120)]
+    X = RaggedFeatures.from_list(blocks)
+    model = MammalsModel(n_classes, 300)
+    ws = [rng.standard_normal(model.size_w) for _ in range(7)]
+    alone = [model.class_scores(w, X) for w in ws]
+    for m in (2, 5, 7):
+        for a, b in zip(alone, model.scores_many(ws[:m], X)):
+            assert np.array_equal(a, b)
