@@ -100,3 +100,14 @@ def test_reused_upstream_runtime_is_reported(tmp_path):
     res = run("toy.assign_summary", "smoke", out=tmp_path, progress=False)
     assert [u["target"] for u in res["upstream"]] == ["toy.assign"]
     assert "reuses toy.assign" in provenance(res)
+
+
+def test_git_commit_is_read_at_run_start(tmp_path, monkeypatch):
+    """A checkout that moves during a run does not relabel it: the start commit is recorded, and a note says
+    that the checkout changed (worker processes import lazily, so part of the run may have used later code)."""
+    import lvmrepro.experiments as ex
+    commits = iter(["a" * 40, "b" * 40])
+    monkeypatch.setattr(ex, "git_commit", lambda: next(commits))
+    res = run("toy.assign", "smoke", out=tmp_path, progress=False, force=True)
+    assert res["git_commit"] == "a" * 40
+    assert any("checkout changed during the run" in n for n in res["notes"])

@@ -365,10 +365,16 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
                 return cached
     remove_stale_temporaries(out_dir)
     ctx = Context(target=name, scale=scale, params=params, seed=seed, jobs=jobs, progress=progress, out=out_dir)
+    # the commit is read when the run starts: a checkout that moves during a long run must not relabel it
+    commit = git_commit()
     t0 = time.perf_counter()
     with provenance.recording() as data_files:
         out_obj = tgt.func(ctx)
     runtime = time.perf_counter() - t0
+    commit_end = git_commit()
+    if commit_end != commit:
+        # worker processes import modules lazily, so part of the run may have used the later code
+        ctx.note(f"the checkout changed during the run, from {commit[:12]} to {commit_end[:12]}")
     if not isinstance(out_obj, dict) or "rows" not in out_obj:
         raise TypeError(f"target {name!r} must return a dict with at least 'rows'")
     result = {
@@ -383,7 +389,7 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
         "runtime_s": runtime,
         "jobs": jobs,
         "version": package_version(),
-        "git_commit": git_commit(),
+        "git_commit": commit,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "cache_key": key,
         "notebook": tgt.notebook,
