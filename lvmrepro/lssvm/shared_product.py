@@ -77,7 +77,8 @@ class SharedProduct:
 def run_together(model, X, funcs) -> list:
     """Run ``funcs`` (callables without arguments) in one thread each, ``model``'s score products on ``X``
     shared (``model.shared`` is set for the duration); returns their results in order and re-raises the
-    first exception.  With one function, it simply runs."""
+    first exception.  With one function, it simply runs.  ``run_together.last`` holds the counts of the last
+    call (``products`` computed, ``requests`` served)."""
     if len(funcs) <= 1:
         return [f() for f in funcs]
     shared = SharedProduct(X)
