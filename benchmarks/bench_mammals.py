@@ -30,6 +30,8 @@ for i in range(_m):
 _dense = EnumerableStatesModel(np.tile((np.arange(6) * _D)[:, None], (1, _P)), _D)
 _Xs = RaggedFeatures.from_list(_blocks[:_m])
 _out_s, _out_v = np.empty(_m, np.int64), np.empty(_m)
+# ten weight vectors: the fold models of the multi-fold MIL bias, or the runs of one split trained together
+_ws10 = [_rng.standard_normal(_model.size_w) * 0.01 for _ in range(10)]
 
 
 def _engine():
@@ -48,4 +50,9 @@ def cases(quick):
          "reference": "the engine's compiled latent_search kernel on zero-padded features (why the ragged BLAS path exists)",
          "timed": {"kernel": lambda: _model.loss_augmented_inference(_w, _Xs, _Y[:_m]), "reference": _engine},
          "ratios": [("reference", "kernel")], "rounds": 3 if quick else 5, "inner": 3},
+        {"section": "kernels", "name": f"mammals scores of 10 weight vectors, one split: one batched product vs one each",
+         "reference": "ten products Phi @ W_j.T (the scores are memory-bound: one read of Phi serves all ten)",
+         "timed": {"kernel": lambda: _model.scores_many(_ws10, _X),
+                   "reference": lambda: [_model.class_scores(w, _X) for w in _ws10]},
+         "ratios": [("reference", "kernel")], "rounds": 3 if quick else 5},
     ]

@@ -323,3 +323,137 @@ def test_biased_bisection_returns_smallest_valid_theta(fraction):
     # the gap is non-increasing in theta on a grid (what the bisection relies on)
     grid = [_lagrangian_choice(model, X, Y, w, W, fam.bias.folds, t)[1] for t in np.linspace(0, 1, 41)]
     assert all(a >= b - 1e-12 for a, b in zip(grid, grid[1:]))
+
+
+# --------------------------------------------------------------------------- batched inference, lockstep solves
+def _same_terms(a, b):
+    for f in ("aug", "ybar", "hbar", "best", "h_best", "fixed"):
+        x, y = getattr(a, f), getattr(b, f)
+        assert (x is None and y is None) or np.array_equal(x, y), f
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), integer=st.booleans(), m=st.integers(1, 5))
+def test_batched_inference_equals_one_at_a_time(seed, integer, m):
+    """One product for several weight vectors gives, bit for bit, the terms of one product each (with
+    repeated vectors scored once)."""
+    model, X, Y, w, _ = random_problem(seed, integer=integer)
+    rng = np.random.default_rng(seed)
+    ws = [w] + [rng.integers(-1, 2, size=w.size).astype(float) if integer else rng.standard_normal(w.size)
+                for _ in range(m - 1)] + [w.copy()]
+    Hs = [rng.integers(0, X.counts) for _ in ws]
+    for a, H, wj in zip(model.inference_terms_batch(ws, X, Y, Hs), Hs, ws):
+        _same_terms(a, model.inference_terms(wj, X, Y, H, complete=False))
+
+
+def test_solve_many_equals_solving_one_by_one():
+    """Lockstep solves (batched inference) return what sequential solves return, bit for bit, and leave
+    the same planes behind; sessions without a batched oracle fall back to one after the other."""
+    model, X, Y, _, _ = random_problem(5, n=30, d=6, k=3)
+    C, n = 2.5, len(Y)
+    rng = np.random.default_rng(1)
+    H = rng.integers(0, X.counts)
+    w0 = rng.standard_normal(model.size_w) * 0.1
+    weights = []
+    for k in range(4):
+        v = np.full(n, 1.0)
+        v[k::4] = 0.0
+        weights.append(v)
+    problems = [(H, {"sample_weight": v, "w0": w0, "tol": 1e-5}) for v in weights]
+    seq_session = CuttingPlane(record=True).bind(model, X, Y, C)
+    seq_session.solve(H, tol=1e-4)                      # some planes of the unweighted problem first
+    seq = [seq_session.solve(Hk, **kw) for Hk, kw in problems]
+    lock_session = CuttingPlane(record=True).bind(model, X, Y, C)
+    lock_session.solve(H, tol=1e-4)
+    lock = lock_session.solve_many(problems)
+    for a, b in zip(seq, lock):
+        assert np.array_equal(a.w, b.w) and a.primal == b.primal and a.dual == b.dual and a.passes == b.passes
+        assert a.converged and a.gap <= 1e-5
+    assert [e["primal"] for e in seq_session.log] == [e["primal"] for e in lock_session.log]
+    for key in seq_session.caches:
+        ca, cb = seq_session.caches[key], lock_session.caches[key]
+        assert np.array_equal(ca.ghat, cb.ghat) and np.array_equal(ca.gram, cb.gram)
+    # repeated weights share a plane cache: solved one after the other, same results again
+    twice = CuttingPlane().bind(model, X, Y, C).solve_many([problems[0], problems[0]])
+    assert np.array_equal(twice[0].w, seq[0].w) and twice[1].primal <= twice[0].primal + 1e-5
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), max_planes=st.integers(1, 6))
+def test_plane_cache_matches_plain_arrays(seed, max_planes):
+    """The preallocated plane cache holds exactly the planes, Gram matrix and duals of a plain
+    implementation that re-stacks every array (the cache's first form)."""
+    from lvmrepro.lssvm.inner import PlaneCache
+    rng = np.random.default_rng(seed)
+    cache = PlaneCache(max_planes)
+    G, b, gram = np.zeros((0, 5)), np.zeros(0), np.zeros((0, 0))
+    for _ in range(int(rng.integers(1, 25))):
+        g, bb = rng.standard_normal(5), float(rng.random())
+        cache.add(g, bb)
+        G, b = np.vstack([G, g[None]]), np.append(b, bb)
+        gram = G @ G.T
+        alpha = rng.random(len(b) + 1) * (rng.random(len(b) + 1) < 0.5)
+        alpha[0] += 1.0
+        k = len(b)
+        cache.prune(alpha)
+        if k > max_planes:
+            active = np.nonzero(alpha[1:] > 0)[0]
+            keep = np.sort(np.array(list(dict.fromkeys(list(active[::-1]) + list(range(k)[::-1])))[:max_planes]))
+            G, b, gram = G[keep], b[keep], gram[np.ix_(keep, keep)]
+        assert np.array_equal(cache.ghat, G) and np.array_equal(cache.b, b)
+        np.testing.assert_allclose(cache.gram, gram, rtol=1e-12, atol=1e-12)
+        assert cache.alpha.sum() == pytest.approx(alpha.sum())
+
+
+def _gmm_runs(model, X, Y, H0, kinds):
+    def one(kind):
+        def f():
+            fam = LSSVMBounds(model, X, Y, 0.4, H0, kind=kind, solver_tol=1e-5, n_folds=4, fold_seed=1,
+                              inner=CuttingPlane(max_iter=400))
+            tr = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else 0.2, eps=1e-6,
+                            rng=np.random.default_rng(7), max_iter=6)
+            return tr.w, tr.F, [s["passes"] for s in fam.solves]
+        return f
+    return [one(k) for k in kinds]
+
+
+def test_runs_together_equal_runs_alone():
+    """CCP, G-MM random and G-MM biased run together (threads, shared score products) give, bit for bit,
+    what each gives alone; the shared products are fewer than the requests they serve."""
+    from lvmrepro.lssvm.shared_product import run_together
+    model, X, Y, H0 = planted_problem(4, n=60, d=12, k=5, positions=9)
+    kinds = ["ccp", "random", "biased", "ccp"]
+    alone = [f() for f in _gmm_runs(model, X, Y, H0, kinds)]
+    together = run_together(model, X, _gmm_runs(model, X, Y, H0, kinds))
+    assert model.shared is None                     # restored afterwards
+    for (wa, Fa, pa), (wb, Fb, pb) in zip(alone, together):
+        assert np.array_equal(wa, wb) and Fa == Fb and pa == pb
+    stats = run_together.last
+    assert stats["products"] < stats["requests"]
+
+
+def test_runs_together_reraise_and_release_the_others():
+    from lvmrepro.lssvm.shared_product import run_together
+    model, X, Y, H0 = planted_problem(5, n=20, d=4, k=3)
+    ok = _gmm_runs(model, X, Y, H0, ["ccp"])[0]
+
+    def bad():
+        model.class_scores(np.zeros(model.size_w), X, )
+        raise RuntimeError("run failed")
+    with pytest.raises(RuntimeError, match="run failed"):
+        run_together(model, X, [ok, bad, ok])
+    assert model.shared is None
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 4, 6, 9])
+def test_padded_scores_do_not_depend_on_the_batch(n_classes):
+    """A weight vector's scores are the same floats alone and inside a batch of others (4-row panels)."""
+    rng = np.random.default_rng(n_classes)
+    blocks = [rng.standard_normal((int(rng.integers(1, 40)), 300)) for _ in range(120)]
+    X = RaggedFeatures.from_list(blocks)
+    model = MammalsModel(n_classes, 300)
+    ws = [rng.standard_normal(model.size_w) for _ in range(7)]
+    alone = [model.class_scores(w, X) for w in ws]
+    for m in (2, 5, 7):
+        for a, b in zip(alone, model.scores_many(ws[:m], X)):
+            assert np.array_equal(a, b)

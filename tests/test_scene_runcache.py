@@ -104,7 +104,7 @@ def test_run_source_tag_lists_existing_files():
 
 def test_plane_cache_buffer_matches_plain_arrays():
     """PlaneCache keeps its planes in a preallocated buffer: adds and prunes give the same arrays as the
-    plain vstack / fancy-index versions, also after a deep copy or a read-back (ghat not in the buffer)."""
+    plain vstack / fancy-index versions, also after a deep copy."""
     import copy
     rng = np.random.default_rng(4)
     d, cap = 6, 5
@@ -125,5 +125,5 @@ def test_plane_cache_buffer_matches_plain_arrays():
             plain_g, plain_b = plain_g[keep], plain_b[keep]
         assert np.array_equal(c.ghat, plain_g) and np.array_equal(c.b, plain_b)
         if step == 6:
-            c = copy.deepcopy(c)                     # the buffer relation is lost: the next add re-buffers
+            c = copy.deepcopy(c)
     assert np.allclose(c.gram, plain_g @ plain_g.T)

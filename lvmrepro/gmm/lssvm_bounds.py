@@ -93,13 +93,14 @@ class MultiFoldMIL(LatentBias):
         if self.folds is None:
             self._split(family.n)
         n = family.n
-        self.fold_ws = []
+        problems = []
         for fold in self.folds:
             weight = np.full(n, n / (n - len(fold)))
             weight[fold] = 0.0       # trained on the other folds only, with the same lambda
-            r = family.session.solve(H_prev, sample_weight=weight, w0=w_prev,
-                                     tol=self.fold_tol_factor * family.solver_tol)
-            self.fold_ws.append(r.w)
+            problems.append((H_prev, {"sample_weight": weight, "w0": w_prev,
+                                      "tol": self.fold_tol_factor * family.solver_tol}))
+        # independent solves: the session may run them together (the cutting plane batches their inference)
+        self.fold_ws = [r.w for r in family.session.solve_many(problems)]
         self._table = None
         if family.enumerable:
             main = family.table(w_prev)

@@ -365,7 +365,8 @@ def _first_from_npz(path):
         for j in range(int(z["n_caches"])):
             cache = PlaneCache(int(z[f"max_planes_{j}"]))
             cache.b, cache.gram = z[f"b_{j}"].copy(), z[f"gram_{j}"].copy()
-            cache.ghat = z[f"ghat_{j}"].copy() if f"ghat_{j}" in z.files else None
+            # the planes are the first len(b) rows of the cache's buffer (PlaneCache.ghat is a view of it)
+            cache._buf = z[f"ghat_{j}"].copy() if f"ghat_{j}" in z.files else None
             cache.alpha = z[f"alpha_{j}"].copy() if f"alpha_{j}" in z.files else None
             caches[z[f"key_{j}"].tobytes()] = cache
         return {"w": z["w"].copy(), "record": json.loads(str(z["record"])), "caches": caches}

@@ -57,6 +57,28 @@ class InnerSession:
                              "primal": res.primal, "gap": res.gap, "passes": res.passes})
         return res
 
+    def solve_many(self, problems) -> list[SolveResult]:
+        """Several independent solves, ``problems`` = ``[(H, {"sample_weight": ..., "tol": ..., "w0": ...}),
+        ...]``: the same results (and log entries, in order) as calling :meth:`solve` on each in turn.  A
+        solver may run them together (the cutting plane batches their inference); ``runtime_s`` of each is
+        then the batch's time divided evenly."""
+        t0 = time.perf_counter()
+        checked = [{"H": H, "sw": check_weights(kw.get("sample_weight"), self.n),
+                    "tol": check_tol(kw.get("tol"), self.C), "w0": kw.get("w0")} for H, kw in problems]
+        results = self._solve_many(checked)
+        each = (time.perf_counter() - t0) / max(1, len(results))
+        for (H, kw), res in zip(problems, results):
+            res.runtime_s = each
+            if self.log is not None:
+                sw = kw.get("sample_weight")
+                self.log.append({"H": self.model.copy_latent(H), "v": None if sw is None else np.array(sw, float),
+                                 "primal": res.primal, "gap": res.gap, "passes": res.passes})
+        return results
+
+    def _solve_many(self, problems) -> list[SolveResult]:
+        """Default: one after the other (``problems``: dicts with validated ``H``, ``sw``, ``tol``, ``w0``)."""
+        return [self._solve(p["H"], sw=p["sw"], tol=p["tol"], w0=p["w0"]) for p in problems]
+
     def _solve(self, H, *, sw: np.ndarray, tol: float, w0) -> SolveResult:  # pragma: no cover - interface
         """One solve with validated example weights ``sw`` (n,) and duality-gap target ``tol``."""
         raise NotImplementedError

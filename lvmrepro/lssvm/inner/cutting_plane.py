@@ -66,43 +66,42 @@ def solve_simplex_qp(Q, b, alpha, total, tol, max_steps: int = 200_000, backend:
 
 class PlaneCache:
     """Cutting planes kept between solves that share the sample weights (see the module docstring).
-    Planes that stay inactive are dropped beyond ``max_planes``."""
+    Planes that stay inactive are dropped beyond ``max_planes``.  The planes live in a preallocated
+    buffer that grows by doubling (no copy of every plane at every addition)."""
 
     def __init__(self, max_planes: int = 200):
         self.max_planes = int(max_planes)
-        self.ghat = None    # (k, size_w) array: the first k rows of _buf when set by add/prune
+        self._buf = None    # (capacity, size_w); the first len(self) rows are the planes
         self.b = np.zeros(0)
         self.alpha = None   # last dual solution over [zero plane] + planes
         self.gram = np.zeros((0, 0))   # ghat_k . ghat_l
-        self._buf = None    # (max_planes + 1, size_w) storage, so adding a plane copies one row, not all
 
     def __len__(self):
         return len(self.b)
 
-    def _in_buffer(self) -> bool:
-        return (self._buf is not None and self.ghat is not None and self.ghat.base is self._buf
-                and self.ghat.__array_interface__["data"][0] == self._buf.__array_interface__["data"][0])
+    @property
+    def ghat(self):
+        """The planes ``ghat_k``, a (k, size_w) view (None before the first plane)."""
+        return None if self._buf is None else self._buf[:len(self.b)]
 
     def add(self, ghat, b):
-        # ghat lives in the first rows of a preallocated buffer: np.vstack copied every plane (80 MB at the
-        # scene chapter's paper size) into a fresh array at every pass.  Same numbers, so the same solves.
         k = len(self.b)
-        if not self._in_buffer() or self._buf.shape[0] < k + 1 or self._buf.shape[1] != ghat.shape[0]:
-            buf = np.empty((max(k + 1, self.max_planes + 1), ghat.shape[0]))
+        if self._buf is None or k == self._buf.shape[0]:
+            cap = max(k + 1, min(max(8, 2 * k), self.max_planes + 1))
+            buf = np.empty((cap, ghat.shape[0]))
             if k:
-                buf[:k] = self.ghat
+                buf[:k] = self._buf[:k]
             self._buf = buf
-        if self.ghat is None:
+        if k == 0:
             self.gram = np.array([[ghat @ ghat]])
         else:
-            cross = self.ghat @ ghat
+            cross = self._buf[:k] @ ghat
             gram = np.empty((k + 1, k + 1))
             gram[:k, :k] = self.gram
             gram[k, :k] = gram[:k, k] = cross
             gram[k, k] = ghat @ ghat
             self.gram = gram
         self._buf[k] = ghat
-        self.ghat = self._buf[:k + 1]
         self.b = np.append(self.b, b)
 
     def prune(self, alpha):
@@ -114,13 +113,9 @@ class PlaneCache:
         active = np.nonzero(alpha[1:] > 0)[0]
         recent = np.arange(k)[::-1]
         keep = np.sort(np.array(list(dict.fromkeys(list(active[::-1]) + list(recent)))[: self.max_planes]))
-        if self._in_buffer():
-            for j, src in enumerate(keep):          # keep is increasing, so src >= j: moved in place
-                if src != j:
-                    self._buf[j] = self._buf[src]
-            self.ghat = self._buf[:len(keep)]
-        else:
-            self.ghat = self.ghat[keep]
+        # rows before the first dropped plane stay where they are
+        first = int(np.argmax(keep != np.arange(len(keep)))) if np.any(keep != np.arange(len(keep))) else len(keep)
+        self._buf[first:len(keep)] = self._buf[keep[first:]]
         self.b = self.b[keep]
         self.gram = self.gram[np.ix_(keep, keep)]
         a = np.concatenate([[alpha[0]], alpha[1:][keep]])
@@ -150,7 +145,6 @@ class CuttingPlaneSession(InnerSession):
     def __init__(self, solver, model, X, Y, C):
         super().__init__(solver, model, X, Y, C)
         self.caches: dict[bytes, PlaneCache] = {}
-        self._scratch = None
 
     def cache_for(self, c: np.ndarray) -> PlaneCache:
         key = c.tobytes()
@@ -161,6 +155,47 @@ class CuttingPlaneSession(InnerSession):
         return self.caches[key]
 
     def _solve(self, H, *, sw, tol, w0) -> SolveResult:
+        steps = self._steps(H, sw=sw, tol=tol, w0=w0)
+        w, Hc = next(steps)
+        try:
+            while True:
+                w, Hc = steps.send(self.model.inference_terms(w, self.X, self.Y, Hc, complete=False))
+        except StopIteration as stop:
+            return stop.value
+
+    def _solve_many(self, problems) -> list:
+        """Independent solves in lockstep: at every round the loss-augmented inference of all unfinished
+        solves is one batched call (``model.inference_terms_batch``, e.g. one BLAS product for all the
+        weight vectors); every solve's arithmetic is that of :meth:`_solve`, so the results are the same.
+        Solves that would share a plane cache (the same sample weights) run one after the other."""
+        batch = getattr(self.model, "inference_terms_batch", None)
+        keys = [(p["sw"] / self.n).tobytes() for p in problems]
+        if batch is None or len(set(keys)) < len(keys):
+            return [self._solve(p["H"], sw=p["sw"], tol=p["tol"], w0=p["w0"]) for p in problems]
+        gens = [self._steps(p["H"], sw=p["sw"], tol=p["tol"], w0=p["w0"]) for p in problems]
+        pending = {j: next(g) for j, g in enumerate(gens)}   # one plane cache each, created in order
+        out = [None] * len(gens)
+        while pending:
+            order = sorted(pending)
+            terms = batch([pending[j][0] for j in order], self.X, self.Y, [pending[j][1] for j in order])
+            for j, t in zip(order, terms):
+                try:
+                    pending[j] = gens[j].send(t)
+                except StopIteration as stop:
+                    out[j] = stop.value
+                    del pending[j]
+        return out
+
+    def _scratch(self, k: int) -> np.ndarray:
+        """A reusable (k, size_w) work array (the plane differences ``p - ghat_k``)."""
+        buf = getattr(self, "_diff", None)
+        if buf is None or buf.shape[0] < k:
+            buf = self._diff = np.empty((max(k, 2 * (0 if buf is None else buf.shape[0]), 8), self.model.size_w))
+        return buf[:k]
+
+    def _steps(self, H, *, sw, tol, w0):
+        """The solve as a generator: yields ``(w, H)`` where it needs the loss-augmented inference at ``w``
+        and receives the model's :class:`~lvmrepro.lssvm.base.InferenceTerms`; returns the SolveResult."""
         model, X, Y, C, n = self.model, self.X, self.Y, self.C, self.n
         H = model.check_latent(X, H)
         c = sw / n
@@ -176,7 +211,7 @@ class CuttingPlaneSession(InnerSession):
             np.concatenate([[C], np.zeros(reused)])
         solved_once = False
         for it in range(1, self.solver.max_iter + 1):
-            terms = model.inference_terms(w, X, Y, H, complete=False)
+            terms = yield w, H
             xi = np.maximum(0.0, terms.aug - terms.fixed)
             primal = 0.5 * float(w @ w) + C * float(c @ xi)
             if primal < best_p:
@@ -195,13 +230,9 @@ class CuttingPlaneSession(InnerSession):
             bvec = np.concatenate([[0.0], cache.b])
             alpha, _, _ = solve_simplex_qp(Q, bvec, alpha, C, 0.1 * tol, max_steps=self.solver.qp_iter)
             solved_once = True
-            # the planes' g_k = p - ghat_k in a scratch buffer re-used across passes (same numbers, no 80 MB
-            # allocation per pass at the scene chapter's paper size)
-            if self._scratch is None or self._scratch.shape[0] < k or self._scratch.shape[1] != len(p):
-                self._scratch = np.empty((max(k, self.solver.max_planes + 1), len(p)))
-            G = self._scratch[:k]
-            np.subtract(p[None, :], Ghat, out=G)
-            w = alpha[1:] @ G
+            diff = self._scratch(k)
+            np.subtract(p[None, :], Ghat, out=diff)
+            w = alpha[1:] @ diff
             dual = max(dual, float(alpha @ bvec) - 0.5 * float(alpha @ Q @ alpha))
             cache.prune(alpha)
             alpha = cache.alpha

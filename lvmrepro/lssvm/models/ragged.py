@@ -75,9 +75,27 @@ class RaggedClassModel(LatentModel, EnumerableLatent):
             raise ValueError(f"latent position {H[bad]} of example {bad} is outside 0..{X.counts[bad] - 1}")
         return H
 
+    # Set by :class:`lvmrepro.lssvm.shared_product.SharedProduct` when learners run together in threads on
+    # one training set: their score products for that set are then computed as one.
+    shared = None
+
     def class_scores(self, w, X) -> np.ndarray:
         """``S[r, y] = w_y . Phi[r]`` for every position row ``r``: one BLAS product."""
-        return X.Phi @ w.reshape(self.n_classes, self.dim).T
+        return self.scores_many([w], X)[0]
+
+    def scores_many(self, ws, X) -> list[np.ndarray]:
+        """:meth:`class_scores` of several weight vectors from one product ``Phi @ [W_1; W_2; ...].T`` (one read
+        of ``Phi``; the scores are memory-bound).  Every ``W_j`` is padded with zero rows to a multiple of 4
+        classes: OpenBLAS's dgemm kernels work on 4-row panels of the weight matrix and round a remainder
+        panel differently, so with aligned blocks each block's scores are the same floats whatever the
+        batch (the tests check it)."""
+        rows = -(-self.n_classes // 4) * 4
+        W = np.zeros((rows * len(ws), self.dim))
+        for j, w in enumerate(ws):
+            W[rows * j:rows * j + self.n_classes] = w.reshape(self.n_classes, self.dim)
+        shared = self.shared
+        S = shared.product(W) if shared is not None and shared.X is X else X.Phi @ W.T
+        return [S[:, rows * j:rows * j + self.n_classes] for j in range(len(ws))]
 
     def latent_scores(self, w, X, Y) -> np.ndarray:
         """``w_{y_i} . phi_h(x_i)`` for every position row (the latent-completion scores)."""
@@ -152,7 +170,23 @@ class RaggedClassModel(LatentModel, EnumerableLatent):
     def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
         """Every term of the objective from one product ``Phi @ W.T``."""
         w, Y = self._check(w, X, Y)
-        S = self.class_scores(w, X)
+        return self._terms(self.class_scores(w, X), X, Y, H)
+
+    def inference_terms_batch(self, ws, X, Y, Hs) -> list[InferenceTerms]:
+        """:meth:`inference_terms` at several weight vectors (``Hs[j]`` the latent values of ``ws[j]``) from
+        one product (:meth:`scores_many`; the tests check the terms equal :meth:`inference_terms` exactly);
+        equal weight vectors are scored once."""
+        checked = [self._check(w, X, Y) for w in ws]
+        Y = checked[0][1] if checked else Y
+        uniq, slot = {}, []
+        for w, _ in checked:
+            slot.append(uniq.setdefault(w.tobytes(), (len(uniq), w))[0])
+        if not uniq:
+            return []
+        S = self.scores_many([w for _, w in sorted(uniq.values(), key=lambda t: t[0])], X)
+        return [self._terms(S[s], X, Y, H) for s, H in zip(slot, Hs)]
+
+    def _terms(self, S, X, Y, H) -> InferenceTerms:
         lat = S[np.arange(len(X.seg)), Y[X.seg]]
         h_best, s_best = segment_argmax(lat, X.starts, X.seg)
         ybar, hbar, aug = self._joint_argmax(S, X, Y)
