@@ -88,8 +88,14 @@ def main(argv=None) -> int:
     rows = []
     with threadpool_limits(1):
         for b in args.batch:
+            c0 = time.process_time()
+
+            def progress(sweeps, primal, dual, c0=c0):
+                print(f"    BCFW sweep {sweeps:4d}: gap {primal - dual:.3g} (tol {tol:.3g})  "
+                      f"{time.process_time() - c0:7.1f} CPU s  load {os.getloadavg()[0]:.1f}", flush=True)
             rows += run_solver(f"BCFW batch {b}", BlockFrankWolfe(batch=b, gap_every=args.gap_every,
-                                                                  max_passes=args.bcfw_max), model, X, y, H0, C, tol)
+                                                                  max_passes=args.bcfw_max, callback=progress),
+                               model, X, y, H0, C, tol)
         if not args.skip_cp:
             cap = args.cp_max or p["first_inner_iter"]
             rows += run_solver(f"cutting plane (max {cap})", CuttingPlane(max_iter=cap), model, X, y, H0, C, tol)

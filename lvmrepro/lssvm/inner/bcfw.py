@@ -69,11 +69,12 @@ class BlockFrankWolfe(InnerSolver):
 
     ``max_passes`` sweeps over the examples per solve at most; ``batch`` examples per oracle call;
     ``gap_every`` sweeps between two exact gap evaluations (one batched oracle pass each);
-    ``averaging`` also evaluates the weighted-average iterate; ``seed`` fixes the random block order.
+    ``averaging`` also evaluates the weighted-average iterate; ``seed`` fixes the random block order;
+    ``callback(sweeps, primal, dual)`` is called after every gap evaluation (progress of long solves).
     """
 
     def __init__(self, *, max_passes: int = 1000, line_search: bool = True, averaging: bool = False, batch: int = 1,
-                 gap_every: int = 1, seed: int = 0, record: bool = False):
+                 gap_every: int = 1, seed: int = 0, record: bool = False, callback=None):
         for name, v in (("max_passes", max_passes), ("batch", batch), ("gap_every", gap_every)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive integer; got {v!r}")
@@ -85,6 +86,9 @@ class BlockFrankWolfe(InnerSolver):
         self.max_passes, self.batch, self.gap_every = int(max_passes), int(batch), int(gap_every)
         self.line_search, self.averaging, self.seed = bool(line_search), bool(averaging), int(seed)
         self.record = bool(record)
+        if callback is not None and not callable(callback):
+            raise ValueError(f"callback must be callable or None; got {callback!r}")
+        self.callback = callback
 
     def bind(self, model, X, Y, C) -> "BlockFrankWolfeSession":
         return BlockFrankWolfeSession(self, model, X, model.check_outputs(X, Y), check_C(C))
@@ -110,13 +114,19 @@ class BlockFrankWolfeSession(InnerSession):
             return np.asarray(jf(Xs, Ys, Hs), dtype=np.float64).reshape(m, self.model.size_w)
         return np.stack([self.model.joint_feature(Xs, j, Ys[j], Hs[j]) for j in range(m)])
 
-    def _ground_truth_rows(self, idx, H, c) -> np.ndarray:
-        """``c_i phi(x_i, y_i, h_i)`` for the examples ``idx`` (the ground-truth corner of their blocks)."""
-        out = np.empty((len(idx), self.model.size_w))
+    def _ground_truth_rows(self, idx, H, c, out=None, keep: float = 0.0):
+        """``c_i phi(x_i, y_i, h_i)`` for the examples ``idx`` (the ground-truth corner of their blocks),
+        written into ``out`` rows (a new array if None), or mixed in as ``keep * out + (1 - keep) * corner``."""
+        if out is None:
+            out = np.zeros((len(idx), self.model.size_w))
+            rows = np.arange(len(idx))
+        else:
+            rows = idx
         for a in range(0, len(idx), 64):
             part = idx[a:a + 64]
             feats = self._features(subset(self.model, self.X, part), self.Y[part], _take(H, part), len(part))
-            out[a:a + len(part)] = c[part][:, None] * feats
+            target = rows[a:a + 64]
+            out[target] = keep * out[target] + (1.0 - keep) * c[part][:, None] * feats
         return out
 
     def _adapt(self, H, c):
@@ -164,13 +174,25 @@ class BlockFrankWolfeSession(InnerSession):
         U, l = self.U, self.l
         P = model.feature_sum(X, Y, H, c)            # sum_i c_i phi(x_i, y_i, h_i)
         w = P - U.sum(axis=0)
+        shrink = 1.0
+        if warm:
+            # The shifted state is feasible but its w may be far out (a large latent change moves it by
+            # sum_i c_i (phi(h_i') - phi(h_i))): line search towards the all-ground-truth corner (w = 0, D = 0),
+            # alpha <- t alpha + (1 - t) e_gt, D(t) = t sum(l) - t^2/2 ||w||^2, t* = sum(l) / ||w||^2 in [0, 1].
+            ww = float(w @ w)
+            shrink = 1.0 if ww <= 0.0 else min(1.0, max(0.0, float(l.sum()) / ww))
+            if shrink < 1.0:
+                live_rows = np.flatnonzero(c > 0)
+                self._ground_truth_rows(live_rows, H, c, out=U, keep=shrink)
+                l *= shrink
+                w = P - U.sum(axis=0)
         best_w, best_p, passes, sweeps, evals = None, np.inf, 0, 0, 0
         if w0 is not None and not np.array_equal(w0, w):
             # the caller's point is a candidate: the returned primal is never above B(w0; H)
             best_w, best_p = w0, self._evaluate(w0, H)
             evals += 1
         live = np.flatnonzero(c > 0)
-        dual, converged, dual_start = -np.inf, False, None
+        dual, converged, dual_start, trace = -np.inf, False, None, []
         wbar = w.copy() if self.solver.averaging else None
         k_avg = 0
         bs = self.solver.batch
@@ -186,6 +208,9 @@ class BlockFrankWolfeSession(InnerSession):
                     evals += 1
                     if pv < best_p:
                         best_w, best_p = cand.copy(), pv
+                trace.append((sweeps, best_p, dual))
+                if self.solver.callback is not None:
+                    self.solver.callback(sweeps, best_p, dual)
                 if best_p - dual <= tol:
                     converged = True
                     break
@@ -223,4 +248,4 @@ class BlockFrankWolfeSession(InnerSession):
         return SolveResult(w=best_w, primal=best_p, dual=dual, gap=best_p - dual, passes=passes, converged=converged,
                            runtime_s=0.0, info={"tol": tol, "solver": "block-coordinate Frank-Wolfe", "sweeps": sweeps,
                                                 "gap_passes": evals, "warm": warm, "batch": bs,
-                                                "dual_start": dual_start})
+                                                "dual_start": dual_start, "warm_shrink": shrink, "trace": trace})
