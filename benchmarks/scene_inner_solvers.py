@@ -74,6 +74,7 @@ def main(argv=None) -> int:
     parser.add_argument("--bcfw-max", type=int, default=1000)
     parser.add_argument("--cp-max", type=int, default=None, help="cap on cutting planes (default: the target's)")
     parser.add_argument("--skip-cp", action="store_true")
+    parser.add_argument("--skip-bcfw", action="store_true")
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
@@ -87,7 +88,7 @@ def main(argv=None) -> int:
           f"target gap {p['solver_tol']:g} (objective units)", flush=True)
     rows = []
     with threadpool_limits(1):
-        for b in args.batch:
+        for b in ([] if args.skip_bcfw else args.batch):
             c0 = time.process_time()
 
             def progress(sweeps, primal, dual, c0=c0):

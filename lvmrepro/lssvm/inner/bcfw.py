@@ -28,7 +28,11 @@ changes ``H`` (the next bound), keeping ``u`` and ``l`` *is* the exact warm star
 by ``sum_i c_i`` of those shifts, and the state is a feasible dual point of the new problem with the same
 ``l``.  A change of the sample weights rescales block ``i`` by ``c_i' / c_i``; a block whose weight was
 0 starts at its ground-truth corner (``w_i = 0``, ``u_i = c_i' phi(x_i, y_i, h_i)``), a block whose weight
-becomes 0 is emptied and skipped.
+becomes 0 is emptied and skipped.  The shifted point is feasible but can be a poor one: a large latent
+change moves ``w`` far, and ``D = sum l - 1/2||w||^2`` can fall below the cold start's 0.  So the warm
+start then takes one exact line search towards the all-ground-truth corner (``w = 0``, ``D = 0``):
+``alpha <- t alpha + (1 - t) e_gt``, ``D(t) = t sum(l) - t^2/2 ||w||^2``, ``t = clip(sum(l) / ||w||^2, 0, 1)``
+-- never below the shifted point nor the cold start (it costs one feature evaluation per example).
 
 Memory: ``n x size_w`` float64 for ``u`` (612 MB for the scene experiment at paper size: 1,500 images,
 ``size_w`` = 51,000).  The oracle is called on ``batch`` examples at a time (``model.loss_augmented_inference``
