@@ -54,6 +54,78 @@ def test_dcd_kernel_matches_numpy_twin(seed):
     np.testing.assert_allclose(w_again, wc, atol=1e-9)
 
 
+def _converging_state(seed, n=80, L=12, m=3, k=2, C=20.0):
+    """A problem and a session's duals a few passes from the optimum (where most visits are empty)."""
+    model, X, Y, rng = _problem(seed, n=n, L=L, m=m, k=k)
+    H = model.init_latent(X, Y, rng=rng)
+    session = MotifDualCD(skip_idle=False).bind(model, X, Y, C)
+    res = session.solve(H, tol=1e-2)
+    pos = (Y == 1).astype(np.int64)
+    return model, X, pos, session.alpha.copy(), res.w.copy(), session._gt(H), session.c.copy()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 5])
+def test_idle_certificates_change_nothing_bit_for_bit(seed):
+    """Passes with idle certificates skip visits yet give the same duals, weights, step count and
+    violation as passes without, in the kernel and its twin alike (which also agree on what they skip);
+    a jump of w between solves (a few duals reset, w rebuilt) keeps them exact."""
+    from lvmrepro._kernels import motif_dcd, motif_dcd_ref
+    model, X, pos, alpha, w, gt, c = _converging_state(seed)
+    rng = np.random.default_rng(seed)
+    orders = [np.ascontiguousarray(rng.permutation(len(pos))) for _ in range(4)]
+    reset = np.array([0, 5], dtype=np.int64)
+    outs = {}
+    for name, kern, use in (("plain", motif_dcd, False), ("cert", motif_dcd, True), ("twin", motif_dcd_ref, True)):
+        a, ww = alpha.copy(), w.copy()
+        cert = kern.IdleCertificates(X, 3, 2, model.n_starts, model.size_w, capacity=4, snap_gap=1e-4) if use else None
+        res = []
+        for r, order in enumerate(orders):
+            if r == 2:       # a new solve: two sequences' duals reset, w rebuilt from the duals
+                old = ww.copy()
+                a[reset] = 0.0
+                a[reset, gt[reset]] = c[reset]
+                motif_dcd.dcd_weights(X, gt, c, a, ww, 3, 2)
+                if cert is not None:
+                    cert.jump(float(np.linalg.norm(ww - old)) * (1 + 1e-9), reset)
+            res.append(kern.dcd_pass(X, pos, a, ww, 3, 2, order, 2, 3, cert))
+        outs[name] = (a, ww, res, None if cert is None else cert.skipped)
+    (ap, wp, rp, _), (ac, wc, rc, sc), (at, wt, rt, st) = outs["plain"], outs["cert"], outs["twin"]
+    np.testing.assert_array_equal(ac, ap)
+    np.testing.assert_array_equal(wc, wp)
+    assert rc == rp
+    np.testing.assert_array_equal(at, ac)
+    np.testing.assert_array_equal(wt, wc)
+    assert rt == rc and st == sc and sc > 0
+    # the slacks from the certificates equal the model's exact slacks (up to rounding), kernel and twin alike
+    from lvmrepro.lssvm.objective import slacks
+    Y = np.where(pos == 1, 1, -1)
+    H = np.where(pos == 1, gt - 1, -1)
+    for name, kern in (("cert", motif_dcd), ("twin", motif_dcd_ref)):
+        cert = kern.IdleCertificates(X, 3, 2, model.n_starts, model.size_w, capacity=4, snap_gap=1e-4)
+        a, ww = ac.copy(), wc.copy()
+        kern.dcd_pass(X, pos, a, ww, 3, 2, orders[0], 2, 1, cert)
+        out = np.zeros(len(pos))
+        kern.slack_values(X, pos, gt, ww, 3, 2, cert, out)
+        np.testing.assert_allclose(out, slacks(model, ww, X, Y, H), rtol=0, atol=1e-12)
+        outs[name + "_slacks"] = out
+    np.testing.assert_array_equal(outs["cert_slacks"], outs["twin_slacks"])
+
+
+def test_idle_certificates_in_learners_give_the_same_runs():
+    """CCCP and SPL with the session's certificates (kept across solves) equal the runs without, bit for bit."""
+    from lvmrepro.lssvm import SelfPaced
+    model, X, Y, rng = _problem(8, n=120, L=14, m=3, k=2)
+    H0 = model.init_latent(X, Y, rng=rng)
+    for make in (lambda inner: CCCP(model, 20.0, eps=1e-4, inner=inner),
+                 lambda inner: SelfPaced(model, 20.0, eps=1e-4, T0=1, K0=len(Y) / 0.2, inner=inner)):
+        on = make(MotifDualCD(skip_idle=True, record=True)).fit(X, Y, H0=H0)
+        off = make(MotifDualCD(skip_idle=False)).fit(X, Y, H0=H0)
+        np.testing.assert_array_equal(on.w, off.w)
+        assert [h["objective"] for h in on.history] == [h["objective"] for h in off.history]
+    with pytest.raises(ValueError, match="skip_idle"):
+        MotifDualCD(skip_idle="yes")
+
+
 def test_dcd_states_are_joint_feature_differences():
     from lvmrepro._kernels.motif_dcd_ref import delta
     model, X, Y, rng = _problem(6, n=5, L=10, m=4, k=3)
