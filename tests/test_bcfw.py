@@ -185,3 +185,11 @@ def test_bad_input_raises_before_any_work():
             BlockFrankWolfe(**kw)
     with pytest.raises(ValueError, match="cannot take examples"):
         subset(m, object(), [0])
+
+
+def test_the_last_sweep_is_always_evaluated():
+    m, X, Y, H = rbow_problem()
+    r = solve_bound(m, X, Y, H, 0.5, inner=BlockFrankWolfe(max_passes=3, gap_every=2), tol=1e-9)
+    assert not r.converged and r.info["sweeps"] == 3
+    assert [t[0] for t in r.info["trace"]] == [0, 2, 3]
+    assert r.primal == pytest.approx(bound_objective(m, r.w, X, Y, H, 0.5), rel=1e-12)

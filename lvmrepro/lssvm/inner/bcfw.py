@@ -201,7 +201,7 @@ class BlockFrankWolfeSession(InnerSession):
         k_avg = 0
         bs = self.solver.batch
         while True:
-            if sweeps % self.solver.gap_every == 0:
+            if sweeps % self.solver.gap_every == 0 or sweeps >= self.solver.max_passes:   # last state too
                 w = P - U.sum(axis=0)                  # no drift: w is exactly the state's
                 dual = max(dual, float(l.sum()) - 0.5 * float(w @ w))
                 if dual_start is None:
