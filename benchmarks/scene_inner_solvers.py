@@ -18,6 +18,14 @@ batched pass each), for the cutting plane one batched loss-augmented inference.
 Usage: ``LVMREPRO_DATA=../shared/data python benchmarks/scene_inner_solvers.py --scale default``
 (``--scale paper`` for all 1,500 images and 200 parts; ``--cp-max N`` caps the cutting plane's planes,
 ``--batch`` sets BCFW's examples per oracle call; ``--json PATH`` writes the rows).
+
+Measured 2026-11-23 (load average 4.5-6 on 2 cores, ``nice``; CPU seconds of one process; BCFW ``batch=1``):
+
+* ``default`` (300 images, 50 parts, target 1e-3, ``gap_every=5``): step 1 BCFW 110 passes 10.6 CPU s vs the
+  cutting plane 230 passes 10.8 CPU s; warm step 2 BCFW 110 passes 9.9 CPU s vs 151 passes 7.7 CPU s.
+* ``paper`` (1,500 images, 200 parts, target 1e-4, ``gap_every=5``): step 1 BCFW 74 passes 95.7 CPU s; warm
+  step 2 BCFW 56 passes 69.5 CPU s.  The cutting plane's first 10 passes cost 6.5 CPU s; its full step 1 had
+  not finished after 585 CPU s (see the report of this branch for the final number).
 """
 from __future__ import annotations
 
