@@ -245,3 +245,40 @@ def test_real_data_chain_small():
     assert t.h_best.shape == (12, 10, 10) and np.all(t.aug >= t.best) and np.all(t.best >= t.fixed - 1e-9)
     ypred, hpred = model.predict(model.init_w, data.X_test)
     assert ypred.shape == (12,) and hpred.shape == (12, 10, 10)
+
+
+def test_region_scores_buffer_is_reused_only_when_free():
+    """The memoised product's buffer is overwritten for a new w only when no caller still holds it."""
+    rng = np.random.default_rng(11)
+    model = RBoWModel(3, 5, 4, (2, 3))
+    X = rng.normal(size=(6, 2, 3, 4))
+    w1, w2, w3 = (rng.normal(size=model.size_w) for _ in range(3))
+    W = lambda w: model.unpack(w)[0]  # noqa: E731
+    expect = lambda w: np.einsum("nrd,pd->nrp", X.reshape(6, 6, 4), W(w))  # noqa: E731
+    held = model.region_part_scores(w1, X)
+    kept = held.copy()
+    view = model.region_part_scores(w1, X)[:, :2]        # a memo hit returns the same array
+    A2 = model.region_part_scores(w2, X)
+    assert A2 is not held and np.array_equal(held, kept) and np.shares_memory(view, held)
+    np.testing.assert_allclose(A2, expect(w2), rtol=1e-12, atol=1e-12)
+    addr = A2.__array_interface__["data"][0]
+    del A2
+    A3 = model.region_part_scores(w3, X)                   # nobody holds the w2 product: its buffer is re-used
+    assert A3.__array_interface__["data"][0] == addr
+    np.testing.assert_allclose(A3, expect(w3), rtol=1e-12, atol=1e-12)
+    assert np.array_equal(held, kept)
+
+
+def test_inference_terms_without_completion():
+    """complete=False skips only the ground-truth completion: the other terms are the same numbers."""
+    rng = np.random.default_rng(12)
+    model = RBoWModel(3, 5, 4, (2, 3))
+    X = rng.normal(size=(6, 2, 3, 4))
+    Y = np.arange(6) % 3
+    H = rng.integers(0, 5, size=(6, 2, 3))
+    w = rng.normal(size=model.size_w)
+    full = model.inference_terms(w, X, Y, H)
+    part = model.inference_terms(w, X, Y, H, complete=False)
+    assert part.best is None and part.h_best is None and full.h_best.shape == H.shape
+    for f in ("aug", "ybar", "hbar", "fixed"):
+        assert np.array_equal(getattr(full, f), getattr(part, f)), f

@@ -50,6 +50,11 @@ def test_scene_targets_smoke():
     runs = res["artifacts"]["runs"]
     n_runs = (p["random_seeds"] + len(p["lambdas"])) * (2 + p["repetitions"])
     assert len(runs) == n_runs
+    # every run and first step is in the run cache, where a resumed or monitored run finds it
+    from lvmrepro.experiments.gmm.scenes import run_cache_status
+    status = run_cache_status("smoke")
+    assert len(status["runs"]) == n_runs and all(r["done"] for r in status["runs"] + status["firsts"])
+    assert sorted(r["iterations"] for r in status["runs"]) == sorted(r["iterations"] for r in runs)
     ex = res["artifacts"]["examples"]
     assert ex and set(ex[0]["H_final"]) == set(METHODS)
     assert len(PAPER_TABLE3["rows"]) == 15

@@ -38,6 +38,7 @@ different parts.
 from __future__ import annotations
 
 import hashlib
+import sys
 
 import numpy as np
 
@@ -125,8 +126,16 @@ class RBoWModel(LatentModel):
         if self._memo_X is not X or self._memo_key != digest:
             W, _ = self.unpack(w)
             n = X.shape[0]
-            self._memo_A = (X.reshape(n * self.n_regions, self.dim) @ W.T).reshape(n, self.n_regions, self.n_parts)
-            self._memo_X, self._memo_key = X, digest
+            shape = (n, self.n_regions, self.n_parts)
+            out = self._memo_A
+            # Re-use the previous product's buffer when nobody else holds it (refcount: the attribute, the local
+            # name and getrefcount's argument): a paper-size A is 240 MB, and allocating it afresh at every pass
+            # cost page faults (system CPU) on top of the product.  The same BLAS call writes the same numbers.
+            self._memo_A = None
+            if out is None or out.shape != shape or sys.getrefcount(out) > 2:
+                out = np.empty(shape)
+            np.matmul(X.reshape(n * self.n_regions, self.dim), W.T, out=out.reshape(n * self.n_regions, self.n_parts))
+            self._memo_A, self._memo_X, self._memo_key = out, X, digest
         return self._memo_A
 
     def latent_unaries(self, w, X, Y) -> np.ndarray:
@@ -188,17 +197,23 @@ class RBoWModel(LatentModel):
         if len(keep) == 0:
             return out
         R = self.n_regions
-        parts = H[keep].reshape(-1)
-        cw = np.repeat(c[keep], R)
-        rows = X[keep].reshape(len(keep) * R, self.dim)
+        if len(keep) == len(c):
+            # every example (the usual case): views of X and H -- X[keep] copied all regions' features, 288 MB
+            # at paper size, freshly allocated at every call: page faults that cost more than the product
+            Yk, parts, rows = Y, H.reshape(-1), X.reshape(len(c) * R, self.dim)
+            cw = np.repeat(c, R)
+        else:
+            Yk, parts, rows = Y[keep], H[keep].reshape(-1), X[keep].reshape(len(keep) * R, self.dim)
+            cw = np.repeat(c[keep], R)
         # the (P x nR) one-hot matrix built directly in CSR form (counting sort of the parts): building it
         # from COO triplets sorted them again on every call, which cost more than the product itself
-        order = np.argsort(parts, kind="stable")
+        # (a stable sort of small integers: int16 takes NumPy's radix sort, the same order as int64's timsort)
+        order = np.argsort(parts.astype(np.int16) if self.n_parts <= np.iinfo(np.int16).max else parts, kind="stable")
         indptr = np.concatenate([[0], np.cumsum(np.bincount(parts, minlength=self.n_parts))])
         onehot = sparse.csr_matrix((cw[order], order, indptr), shape=(self.n_parts, len(parts)))
         PW, PB = self.unpack(out)
         PW[:] = onehot @ rows
-        PB[:] = np.bincount(np.repeat(Y[keep], R) * self.n_parts + parts, weights=cw,
+        PB[:] = np.bincount(np.repeat(Yk, R) * self.n_parts + parts, weights=cw,
                             minlength=self.n_classes * self.n_parts).reshape(self.n_classes, self.n_parts)
         return out
 
@@ -240,18 +255,20 @@ class RBoWModel(LatentModel):
         return ybar, hbar
 
     def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
-        """All objective terms from one BLAS product: class scores, then the part maps of two classes.
-        ``complete`` is accepted for the engine's solvers; the completion is cheap here and always filled."""
+        """All objective terms from one BLAS product: class scores, then the part maps of two classes
+        (``complete=False``: of the loss-augmented class only; ``best`` and ``h_best`` are then None)."""
         Y = self.check_outputs(X, Y)
         A, S = self._class_table(w, X)
         n = len(Y)
         ybar, hbar, aug = self._best_class(w, X, A, S, Y)
-        h_best, best = self._completion(A, self.unpack(self.check_w(w))[1], Y)
+        h_best = best = None
+        if complete:
+            h_best, best = self._completion(A, self.unpack(self.check_w(w))[1], Y)
+            h_best = h_best.reshape(n, *self.grid)
         fixed = None
         if H is not None:
             fixed = self._fixed_scores(A, self.unpack(self.check_w(w))[1], Y, self.check_latent(X, H))
-        return InferenceTerms(aug=aug, ybar=ybar, hbar=hbar, best=best, h_best=h_best.reshape(n, *self.grid),
-                              fixed=fixed)
+        return InferenceTerms(aug=aug, ybar=ybar, hbar=hbar, best=best, h_best=h_best, fixed=fixed)
 
     def init_latent(self, X, Y, how: str = "random", rng: np.random.Generator | None = None):
         """``"random"``: a uniform random part per region (needs ``rng``); ``"potts:<lambda>"``: the

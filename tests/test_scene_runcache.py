@@ -1,0 +1,129 @@
+"""The scene runs' resumable cache (``LVMREPRO_CACHE/runs/gmm.table3/``): a run or shared first step read back
+equals the computed one, a changed argument misses, and the key follows the listed sources only."""
+import numpy as np
+import pytest
+
+from lvmrepro.experiments.gmm import scenes as S
+from lvmrepro.lssvm.inner.cutting_plane import PlaneCache
+from conftest import needs_data
+
+TIMING = ("select_s", "minimize_s", "train_s", "train_cpu_s", "runtime_s", "seconds")
+
+
+def _smoke():
+    """Smoke parameters on fewer images (the CNN features of a fresh cache dominate this test's time)."""
+    return {**S._scales()["smoke"], "classes": ["Coast", "Kitchen"], "per_class": 3, "test_per_class": 1,
+            "n_parts": 4, "lambdas": [0.0, 1.0], "example_images": [0, 4]}
+
+
+def _strip(row):
+    if isinstance(row, dict):
+        return {k: _strip(v) for k, v in row.items() if k not in TIMING}
+    return row
+
+
+def _same_caches(a, b):
+    assert list(a) == list(b)
+    for k in a:
+        for field in ("ghat", "b", "alpha", "gram"):
+            x, y = getattr(a[k], field), getattr(b[k], field)
+            assert (x is None and y is None) or np.array_equal(x, y), field
+        assert a[k].max_planes == b[k].max_planes
+
+
+def test_first_step_npz_round_trip(tmp_path):
+    rng = np.random.default_rng(0)
+    c = PlaneCache(7)
+    for _ in range(3):
+        c.add(rng.normal(size=5), float(rng.random()))
+    c.alpha = rng.random(4)
+    empty = PlaneCache(3)
+    first = {"w": rng.normal(size=5), "record": {"passes": 3, "gap": 1e-5, "converged": True, "x": float("nan")},
+             "caches": {np.full(4, 0.25).tobytes(): c, np.full(4, 0.5).tobytes(): empty}}
+    S._first_to_npz(tmp_path / "f.npz", first)
+    back = S._first_from_npz(tmp_path / "f.npz")
+    assert np.array_equal(back["w"], first["w"])
+    assert back["record"]["passes"] == 3 and np.isnan(back["record"]["x"])
+    _same_caches(back["caches"], first["caches"])
+
+
+@needs_data
+def test_run_cache_reads_back_the_computed_run_and_misses_on_changes(monkeypatch):
+    p = _smoke()
+
+    maps, _info = S.initial_maps(p, 123)
+    H0 = maps[1.0]
+    task = {"init": "1.0", "seed_index": 0, "method": "G-MM biased", "repetition": 0, "run_seed": 99}
+    # the shared first step: computed once, then read back with the same planes and dual values
+    calls = []
+    real_first_step = __import__("lvmrepro.scenes.bounds", fromlist=["first_step"]).first_step
+
+    def counting_first_step(*a, **k):
+        calls.append(1)
+        return real_first_step(*a, **k)
+    monkeypatch.setattr("lvmrepro.scenes.bounds.first_step", counting_first_step)
+    f1 = S._first((p, H0, 1))
+    f2 = S._first((p, H0, 1))
+    assert len(calls) == 1
+    assert np.array_equal(f1["w"], f2["w"]) and f1["record"] == f2["record"]
+    _same_caches(f1["caches"], f2["caches"])
+    # a run: computed once (what the caller gets is what the cache holds), then read back identically
+    computed = []
+    real_train = S._train
+
+    def counting_train(*a, **k):
+        row = real_train(*a, **k)
+        computed.append(row)
+        return row
+    monkeypatch.setattr(S, "_train", counting_train)
+    r1 = S._run((p, task, H0, f1, 1))
+    r2 = S._run((p, task, H0, f2, 1))
+    assert len(computed) == 1 and r1 == r2
+    assert r1 == S._plain(computed[0])
+    # the run from the read-back first step is the run from the computed one (timing aside)
+    fresh = real_train(p, task, H0, f2)
+    assert _strip(S._plain(fresh)) == _strip(r1)
+    # a changed argument misses: the task, a run parameter, the initial map
+    paths = {S._run_path("run", p, H0, task),
+             S._run_path("run", p, H0, {**task, "run_seed": 100}),
+             S._run_path("run", {**p, "eta": 0.2}, H0, task),
+             S._run_path("run", p, np.where(H0 == 0, 1, H0), task)}
+    assert len(paths) == 4
+    assert S._run_path("first", p, H0) != S._run_path("first", {**p, "solver_tol": 1e-4}, H0)
+    # parameters that only choose which runs exist do not enter a run's key
+    assert S._run_path("run", p, H0, task) == S._run_path("run", {**p, "repetitions": 7, "random_seeds": 9}, H0, task)
+
+
+def test_run_source_tag_lists_existing_files():
+    from pathlib import Path
+    root = Path(S.__file__).resolve().parents[2]
+    for pattern in S._RUN_SOURCES:
+        assert list(root.glob(pattern)), pattern
+    assert len(S.run_source_tag()) == 64
+
+
+def test_plane_cache_buffer_matches_plain_arrays():
+    """PlaneCache keeps its planes in a preallocated buffer: adds and prunes give the same arrays as the
+    plain vstack / fancy-index versions, also after a deep copy."""
+    import copy
+    rng = np.random.default_rng(4)
+    d, cap = 6, 5
+    c = PlaneCache(cap)
+    plain_g, plain_b = np.zeros((0, d)), np.zeros(0)
+    for step in range(14):
+        g = rng.normal(size=d)
+        c.add(g, float(step))
+        plain_g, plain_b = np.vstack([plain_g, g[None]]), np.append(plain_b, float(step))
+        assert np.array_equal(c.ghat, plain_g) and np.array_equal(c.b, plain_b)
+        alpha = np.r_[1.0, rng.random(len(c.b)) * (rng.random(len(c.b)) < 0.4)]
+        alpha /= alpha.sum()
+        k = len(c.b)
+        c.prune(alpha)
+        if k > cap:
+            active = np.nonzero(alpha[1:] > 0)[0]
+            keep = np.sort(np.array(list(dict.fromkeys(list(active[::-1]) + list(np.arange(k)[::-1])))[:cap]))
+            plain_g, plain_b = plain_g[keep], plain_b[keep]
+        assert np.array_equal(c.ghat, plain_g) and np.array_equal(c.b, plain_b)
+        if step == 6:
+            c = copy.deepcopy(c)
+    assert np.allclose(c.gram, plain_g @ plain_g.T)
