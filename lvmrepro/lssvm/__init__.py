@@ -28,7 +28,7 @@ from lvmrepro.lssvm.objective import (  # noqa: F401
     bound_objective, error_rate, latent_objective, latent_slacks, slacks,
 )
 from lvmrepro.lssvm.inner import (  # noqa: F401
-    CuttingPlane, DualCoordinateDescent, SolveResult, default_inner, solve_bound,
+    BlockFrankWolfe, CuttingPlane, DualCoordinateDescent, SolveResult, default_inner, solve_bound,
 )
 from lvmrepro.lssvm.models.enumerable import EnumerableStatesModel  # noqa: F401
 from lvmrepro.lssvm.cccp import CCCP, LearnResult  # noqa: F401

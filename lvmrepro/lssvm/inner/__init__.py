@@ -17,13 +17,18 @@ Two implementations:
   method; it needs only the model's oracles (loss-augmented inference, feature sums, scores, loss), so it
   serves any model: chains, forests, part grids.
 
-Both stop at a certified duality gap ``P(w) - D`` <= ``tol`` and report the exact primal value.
+* :class:`~lvmrepro.lssvm.inner.bcfw.BlockFrankWolfe` -- block-coordinate Frank-Wolfe (one block per
+  example, the model's loss-augmented inference on single examples or small batches); its dual state is
+  kept across solves and is an exact warm start after ``H`` or the sample weights change.
+
+All stop at a certified duality gap ``P(w) - D`` <= ``tol`` and report the exact primal value.
 """
 from __future__ import annotations
 
 from lvmrepro.lssvm.inner.base import (  # noqa: F401
     InnerSession, InnerSolver, SolveResult, check_tol, default_tol,
 )
+from lvmrepro.lssvm.inner.bcfw import BlockFrankWolfe  # noqa: F401
 from lvmrepro.lssvm.inner.cutting_plane import CuttingPlane, PlaneCache, solve_simplex_qp  # noqa: F401
 from lvmrepro.lssvm.inner.dcd import DualCoordinateDescent  # noqa: F401
 
