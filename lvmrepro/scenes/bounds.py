@@ -18,13 +18,14 @@
   with the whole budget used.  The completion (gap 0) is always a candidate, so a valid bound always
   exists; validity is then checked exactly (and by the driver).
 * **the convex step's guard**: the bound is minimised by the session's solver warm-started at ``w_{t-1}``
-  (its planes are kept across the run's bounds); if the result were worse than ``w_{t-1}`` on this bound
+  (its planes, or BCFW's per-block dual state, are kept across the run's bounds); if the result were worse than ``w_{t-1}`` on this bound
   ``w_{t-1}`` is kept, so ``b_t(w_t) <= b_t(w_{t-1})`` holds exactly.
 * **a shared first step** (``first=``): every learner's first bound is the initial map itself, minimised
   from ``w_0 = 0``, so all runs from one initialisation share that solve; :func:`first_step` computes it
-  once (with its own plane budget) and each run starts from its result, its cutting planes and their
-  dual values -- the same numbers a run computing it itself would get, and its seconds are charged to
-  every run's ``minimize_s``.
+  once (with its own iteration budget) and each run starts from its result and the inner solver's
+  warm-start state (:func:`solver_state`: the cutting plane's planes and dual values, or block-coordinate
+  Frank-Wolfe's per-block dual state and block-order generator) -- the same numbers a run computing it
+  itself would get, and its seconds are charged to every run's ``minimize_s``.
 * **the zero certificate** (``zero_certificate=True``): before the first convex step from ``w_0 = 0``, a
   subgradient of the bound at 0 is sought (:func:`lvmrepro.scenes.certificate.zero_certificate`); if it
   proves ``w = 0`` optimal within the target gap, the step returns 0 with that certified gap and no cutting
@@ -111,15 +112,12 @@ class SceneBounds(LSSVMBounds):
                  first: dict | None = None, zero_certificate: bool = True, certificate_iterations: int = 2000, **kw):
         super().__init__(model, X, Y, lam, H_init, kind=kind, bias=_NoBias() if kind == "biased" else None, **kw)
         if first is not None:
-            if not isinstance(first, dict) or not {"w", "record", "caches"} <= set(first):
-                raise ValueError("first must be the dict returned by first_step (keys w, record, caches)")
+            if not isinstance(first, dict) or not {"w", "record", "state"} <= set(first):
+                raise ValueError("first must be the dict returned by first_step (keys w, record, state)")
             w1 = np.asarray(first["w"], dtype=np.float64)
             if w1.shape != (model.size_w,) or not np.all(np.isfinite(w1)):
                 raise ValueError(f"first['w'] must be {model.size_w} finite numbers")
-            if not hasattr(self.session, "caches"):
-                raise ValueError("a shared first step needs the cutting-plane inner solver")
-            import copy
-            self.session.caches = copy.deepcopy(first["caches"])
+            set_solver_state(self.session, first["state"])
         self._first = first
         self.zero_certificate, self.certificate_iterations = bool(zero_certificate), int(certificate_iterations)
         grid = tuple(float(m) for m in move_grid)
@@ -156,13 +154,15 @@ class SceneBounds(LSSVMBounds):
             cert = zero_certificate(self.H_init, self.Y, self.model.n_classes, self.model.n_parts, self.lam,
                                     iterations=self.certificate_iterations, target_gap=self.solver_tol / self.C)
             if cert["gap_bound"] <= self.solver_tol / self.C:
-                self.solves.append({"passes": 0, "gap": cert["gap_bound"], "converged": True,
+                self.solves.append({"solver": solver_name(self.session), "passes": 0, "gap": cert["gap_bound"],
+                                    "converged": True,
                                     "seconds": time.perf_counter() - t0, "certificate": "w = 0 (subgradient)"})
                 self.timing["minimize_s"] += time.perf_counter() - t0
                 return np.zeros(self.model.size_w)
         b_prev = None if w_prev is None else self.evaluate(bound, w_prev)   # memoised terms at w_prev
         r = self.session.solve(bound, w0=w_prev, tol=self.solver_tol)
-        self.solves.append({"passes": r.passes, "gap": r.gap / self.C, "converged": r.converged,
+        self.solves.append({"solver": solver_name(self.session), "passes": r.passes, "gap": r.gap / self.C,
+                            "converged": r.converged,
                             "seconds": r.runtime_s, **{k: v for k, v in r.info.items() if k in ("sweeps",)}})
         w = r.w
         if b_prev is not None and self.evaluate(bound, w) > b_prev:
@@ -211,13 +211,72 @@ class SceneBounds(LSSVMBounds):
 def first_step(model, X, Y, lam, H_init, *, solver_tol: float, inner) -> dict:
     """The first convex step every learner from ``H_init`` takes: ``argmin_w b_{H_init}(w)`` from ``w = 0``.
 
-    Returns ``{"w", "record", "caches"}`` for :class:`SceneBounds` (``first=``): the minimiser, the solve's
-    record (passes, certified gap, seconds) and the cutting planes with their dual values.
+    Returns ``{"w", "record", "state"}`` for :class:`SceneBounds` (``first=``): the minimiser, the solve's
+    record (solver, passes, certified gap, seconds) and the session's warm-start state after the solve
+    (:func:`solver_state`).
     """
     fam = SceneBounds(model, X, Y, lam, H_init, kind="ccp", solver_tol=solver_tol, inner=inner)
     fam.t = 1
     w = fam.minimize(fam.H_init, np.zeros(model.size_w))
-    return {"w": w, "record": dict(fam.solves[-1]), "caches": fam.session.caches}
+    return {"w": w, "record": dict(fam.solves[-1]), "state": solver_state(fam.session)}
+
+
+#: the inner solvers a scene run can use, by the name its records and the target's ``inner_solver`` give
+SOLVER_NAMES = ("cutting_plane", "bcfw")
+
+
+def solver_name(session) -> str:
+    """``"cutting_plane"`` or ``"bcfw"``: which inner solver a bound session runs."""
+    from lvmrepro.lssvm.inner.bcfw import BlockFrankWolfeSession
+    from lvmrepro.lssvm.inner.cutting_plane import CuttingPlane
+    if isinstance(session, BlockFrankWolfeSession):
+        return "bcfw"
+    if isinstance(session.solver, CuttingPlane):
+        return "cutting_plane"
+    raise ValueError(f"scene runs use the cutting plane or block-coordinate Frank-Wolfe; got {type(session.solver).__name__}")
+
+
+def solver_state(session) -> dict:
+    """Everything a session re-uses in its next solve, as plain arrays (a copy: later solves do not change it).
+
+    Cutting plane: ``{"solver": "cutting_plane", "caches"}`` -- its plane caches (planes, offsets, Gram matrix,
+    dual values) per sample-weight vector.  Block-coordinate Frank-Wolfe: ``{"solver": "bcfw", "U", "l", "c",
+    "steps_total", "rng"}`` -- the blocks' corner-feature mixtures, their losses and block weights (None
+    before any solve, e.g. after a zero certificate), the step count and the block-order generator's state.
+    """
+    import copy
+    name = solver_name(session)
+    if name == "cutting_plane":
+        return {"solver": name, "caches": copy.deepcopy(session.caches)}
+    return {"solver": name, **{k: None if getattr(session, k) is None else np.array(getattr(session, k))
+                               for k in ("U", "l", "c")},
+            "steps_total": int(session.steps_total), "rng": copy.deepcopy(session.rng.bit_generator.state)}
+
+
+def set_solver_state(session, state: dict) -> None:
+    """Put :func:`solver_state`'s ``state`` into a fresh session of the same solver (copied, so one state can
+    start several runs)."""
+    import copy
+    if not isinstance(state, dict) or state.get("solver") not in SOLVER_NAMES:
+        raise ValueError(f"a solver state must be a dict with solver in {SOLVER_NAMES}")
+    name = solver_name(session)
+    if state["solver"] != name:
+        raise ValueError(f"the shared first step was solved by {state['solver']}, this run uses {name}")
+    if name == "cutting_plane":
+        session.caches = copy.deepcopy(state["caches"])
+        return
+    n, d = session.n, session.model.size_w
+    U, l, c = (state.get(k) for k in ("U", "l", "c"))
+    if (U is None) != (l is None) or (U is None) != (c is None):
+        raise ValueError("a BCFW state has all of U, l, c or none of them")
+    if U is not None:
+        U, l, c = (np.array(a, dtype=np.float64) for a in (U, l, c))
+        if U.shape != (n, d) or l.shape != (n,) or c.shape != (n,):
+            raise ValueError(f"a BCFW state for {n} examples and {d} weights needs U ({n}, {d}), l and c ({n},); "
+                             f"got {U.shape}, {l.shape}, {c.shape}")
+    session.U, session.l, session.c = U, l, c
+    session.steps_total = int(state["steps_total"])
+    session.rng.bit_generator.state = copy.deepcopy(state["rng"])
 
 
 class _NoBias:

@@ -67,7 +67,7 @@ import numpy as np
 
 from lvmrepro import stats
 from lvmrepro.experiments import claim, target
-from lvmrepro.params import Float, Int, List, Param
+from lvmrepro.params import Choice, Float, Int, List, Param
 
 _CLASS_NAMES = ("Bedroom", "Coast", "Forest", "Highway", "Industrial", "InsideCity", "Kitchen", "LivingRoom",
                 "Mountain", "Office", "OpenCountry", "Store", "Street", "Suburb", "TallBuilding")
@@ -122,6 +122,10 @@ PAPER_EFFECTS = {   # mean paired differences over the nine initialisations in t
 #: per class: below that the random maps' part counts no longer balance across classes closely enough for
 #: the zero certificate to prove w = 0 within solver_tol (:mod:`lvmrepro.scenes.certificate`).
 BOOK_REDUCTION = {"per_class": 15, "n_parts": 25}
+
+#: BCFW (``inner_solver = "bcfw"``) evaluates its certified duality gap -- one batched oracle pass over all
+#: examples -- every this many sweeps (``benchmarks/scene_inner_solvers.py`` measured paper size with 5)
+BCFW_GAP_EVERY = 5
 
 
 # --------------------------------------------------------------------------- data, parts, initial maps
@@ -244,16 +248,18 @@ def _classes(p):
 #: commits and can be finished in a later session (``lvmrepro run`` again: finished runs are read back).
 #: Whoever changes what a scene run computes in a file *not* listed here must add it.
 _RUN_SOURCES = ("scenes/*.py", "lssvm/models/rbow.py", "lssvm/base.py", "lssvm/objective.py",
-                "lssvm/inner/base.py", "lssvm/inner/cutting_plane.py", "_kernels/scene.pyx", "_kernels/scene_ref.py",
+                "lssvm/inner/base.py", "lssvm/inner/cutting_plane.py", "lssvm/inner/bcfw.py",
+                "_kernels/scene.pyx", "_kernels/scene_ref.py",
                 "_kernels/potts_moves.pyx", "_kernels/potts_moves_ref.py", "_kernels/simplex_qp.pyx",
                 "_kernels/simplex_qp_ref.py", "gmm/driver.py", "gmm/lssvm_bounds.py", "datasets/cnn.py")
 #: this module's functions that compute a run (their source text is part of the key)
 _RUN_FUNCTIONS = ("scene_data", "training_data", "raw_lambda", "_run", "_first", "_train", "_cached", "_plain",
-                  "_first_to_npz", "_first_from_npz")
+                  "_inner", "_first_to_npz", "_first_from_npz")
 #: the parameters a single run or first step depends on (the others -- seeds, repetitions, lambdas -- only
 #: choose which runs there are; the run's initial map enters the key by its checksum)
 _RUN_PARAMS = ("classes", "per_class", "test_per_class", "pca_dim", "n_parts", "lam", "eta", "eps", "max_iter",
-               "inner_iter", "first_inner_iter", "solver_tol", "start_fraction", "growth", "example_images")
+               "inner_iter", "first_inner_iter", "solver_tol", "start_fraction", "growth", "example_images",
+               "inner_solver")
 
 
 @lru_cache(maxsize=1)
@@ -339,12 +345,24 @@ def _load_json(path):
 
 
 def _first_to_npz(path, first):
-    """A shared first step (``w``, ``record``, the cutting-plane caches) as one npz (no pickles)."""
+    """A shared first step (``w``, ``record``, the inner solver's state: the cutting-plane caches or BCFW's
+    per-block arrays and generator state) as one npz (no pickles)."""
     from lvmrepro.io import atomic_write_bytes
+    state = first["state"]
     arrays = {"w": np.asarray(first["w"], dtype=np.float64),
               "record": np.array(json.dumps(_plain(first["record"]), allow_nan=True)),
-              "n_caches": np.array(len(first["caches"]))}
-    for j, (key, cache) in enumerate(first["caches"].items()):
+              "solver": np.array(state["solver"])}
+    if state["solver"] == "bcfw":
+        arrays["bcfw"] = np.array(json.dumps({"steps_total": int(state["steps_total"]), "rng": _plain(state["rng"])}))
+        for k in ("U", "l", "c"):
+            if state[k] is not None:
+                arrays[f"bcfw_{k}"] = np.asarray(state[k], dtype=np.float64)
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        atomic_write_bytes(path, buf.getvalue())
+        return
+    arrays["n_caches"] = np.array(len(state["caches"]))
+    for j, (key, cache) in enumerate(state["caches"].items()):
         arrays[f"key_{j}"] = np.frombuffer(key, dtype=np.uint8)
         arrays[f"max_planes_{j}"] = np.array(cache.max_planes)
         arrays[f"b_{j}"] = cache.b
@@ -361,6 +379,13 @@ def _first_to_npz(path, first):
 def _first_from_npz(path):
     from lvmrepro.lssvm.inner.cutting_plane import PlaneCache
     with np.load(path, allow_pickle=False) as z:
+        head = {"w": z["w"].copy(), "record": json.loads(str(z["record"]))}
+        solver = str(z["solver"]) if "solver" in z.files else "cutting_plane"
+        if solver == "bcfw":
+            extra = json.loads(str(z["bcfw"]))
+            arrays = {k: z[f"bcfw_{k}"].copy() if f"bcfw_{k}" in z.files else None for k in ("U", "l", "c")}
+            return {**head, "state": {"solver": solver, **arrays, "steps_total": int(extra["steps_total"]),
+                                      "rng": extra["rng"]}}
         caches = {}
         for j in range(int(z["n_caches"])):
             cache = PlaneCache(int(z[f"max_planes_{j}"]))
@@ -369,7 +394,7 @@ def _first_from_npz(path):
             cache._buf = z[f"ghat_{j}"].copy() if f"ghat_{j}" in z.files else None
             cache.alpha = z[f"alpha_{j}"].copy() if f"alpha_{j}" in z.files else None
             caches[z[f"key_{j}"].tobytes()] = cache
-        return {"w": z["w"].copy(), "record": json.loads(str(z["record"])), "caches": caches}
+        return {**head, "state": {"solver": solver, "caches": caches}}
 
 
 def run_cache_status(scale: str = "paper", seed: int = 0, **overrides) -> dict:
@@ -423,7 +448,6 @@ def _first(args):
     read from the run cache when computed before with the same arguments and code."""
     from threadpoolctl import threadpool_limits
 
-    from lvmrepro.lssvm import CuttingPlane
     from lvmrepro.lssvm.models.rbow import RBoWModel
     from lvmrepro.scenes.bounds import first_step
     p, H0, jobs = args
@@ -434,13 +458,24 @@ def _first(args):
             X, y, _, _, _ = training_data(*_data_key(p))
             model = RBoWModel(data.n_classes, p["n_parts"], p["pca_dim"])
             return first_step(model, X, y, raw_lambda(p["lam"], model.n_regions), H0, solver_tol=p["solver_tol"],
-                              inner=CuttingPlane(max_iter=p["first_inner_iter"]))
+                              inner=_inner(p, first=True))
     return _cached(_run_path("first", p, H0), compute, _first_to_npz, _first_from_npz)
+
+
+def _inner(p, first: bool = False):
+    """The convex steps' solver (parameter ``inner_solver``): the warm-started 1-slack cutting plane with at most
+    ``inner_iter`` planes per bound, or block-coordinate Frank-Wolfe with at most ``inner_iter`` sweeps (exact
+    line search, one example per oracle call, the certified gap evaluated every :data:`BCFW_GAP_EVERY` sweeps);
+    ``first_inner_iter`` instead for the shared first step."""
+    from lvmrepro.lssvm import BlockFrankWolfe, CuttingPlane
+    budget = p["first_inner_iter"] if first else p["inner_iter"]
+    if p.get("inner_solver", "cutting_plane") == "bcfw":
+        return BlockFrankWolfe(max_passes=budget, gap_every=BCFW_GAP_EVERY, batch=1, seed=0)
+    return CuttingPlane(max_iter=budget)
 
 
 def _train(p, task, H0, first=None):
     from lvmrepro.gmm import driver
-    from lvmrepro.lssvm import CuttingPlane
     from lvmrepro.lssvm.models.rbow import RBoWModel
     from lvmrepro.scenes.bounds import SceneBounds
     from lvmrepro.scenes.potts import potts_energy
@@ -452,7 +487,7 @@ def _train(p, task, H0, first=None):
     kind = KIND[method]
     fam = SceneBounds(model, X, y, raw_lambda(p["lam"], model.n_regions), H0, kind=kind, solver_tol=p["solver_tol"],
                       start_fraction=p["start_fraction"], growth=p["growth"],
-                      inner=CuttingPlane(max_iter=p["inner_iter"]), first=first)
+                      inner=_inner(p), first=first)
     c0, t1 = time.process_time(), time.perf_counter()
     trace = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else p["eta"], eps=p["eps"],
                        rng=np.random.default_rng(task["run_seed"]), max_iter=p["max_iter"], method=method)
@@ -466,7 +501,7 @@ def _train(p, task, H0, first=None):
     ex = ex[ex < len(y)]
     own = [s for s in fam.solves if not s.get("shared")]      # the shared first step is counted once, by table3
     gaps = [s["gap"] for s in fam.solves]
-    return {**task, "objective": float(trace.F[-1]), "accuracy": 100 * float(np.mean(pred_te == yt)),
+    return {**task, "inner_solver": p.get("inner_solver", "cutting_plane"), "objective": float(trace.F[-1]), "accuracy": 100 * float(np.mean(pred_te == yt)),
             "train_accuracy": 100 * float(np.mean(pred_tr == y)), "iterations": trace.iterations,
             "converged": bool(trace.converged), "min_validity_slack": float(min(slack)), "n_bounds": len(slack),
             "select_s": fam.timing["select_s"], "minimize_s": fam.timing["minimize_s"],
@@ -475,8 +510,10 @@ def _train(p, task, H0, first=None):
             "solver_gap_max": float(max(gaps)), "solver_gap_last": float(gaps[-1]),
             "solves_converged": int(sum(bool(s["converged"]) for s in own)), "solves": len(own),
             "own_gap_max": float(max([s["gap"] for s in own], default=0.0)),
-            "first_step": {k: fam.solves[0].get(k) for k in ("passes", "gap", "converged", "seconds", "shared")},
+            "first_step": {k: fam.solves[0].get(k) for k in ("solver", "passes", "gap", "converged", "seconds", "shared")},
             "kept_previous": int(sum(bool(s.get("kept_previous")) for s in own)),
+            "solve_log": [{k: s.get(k) for k in ("solver", "passes", "gap", "converged", "shared", "certificate")
+                           if s.get(k) is not None} for s in fam.solves],
             "energy_init": float(potts_energy(H0).mean()), "energy_final": float(potts_energy(H_final).mean()),
             "regions_changed": 100 * float(np.mean(H_final != H0)),
             "F_trace": [float(f) for f in trace.F], "d_trace": [float(d) for d in trace.d],
@@ -491,13 +528,13 @@ def _scales():
         # three classes, four images each, eight parts, 16 dimensions: seconds
         "smoke": {**common, "classes": ["Coast", "Kitchen", "Street"], "per_class": 4, "test_per_class": 4, "pca_dim": 16, "n_parts": 8,
                   "lam": 0.01, "random_seeds": 2, "repetitions": 2, "eps": 1e-3, "max_iter": 4, "inner_iter": 300, "first_inner_iter": 300,
-                  "solver_tol": 1e-3, "kmeans_iterations": 5, "example_images": [0, 5]},
+                  "solver_tol": 1e-3, "kmeans_iterations": 5, "example_images": [0, 5], "inner_solver": "cutting_plane"},
         "default": {**common, "classes": None, "per_class": 20, "test_per_class": 20, "pca_dim": 240, "n_parts": 50, "lam": 0.01,
                     "random_seeds": 5, "repetitions": 3, "eps": 1e-3, "max_iter": 20, "inner_iter": 300, "first_inner_iter": 3000,
-                    "solver_tol": 1e-3, "example_images": [0, 45, 130, 215]},
+                    "solver_tol": 1e-3, "example_images": [0, 45, 130, 215], "inner_solver": "cutting_plane"},
         "paper": {**common, "classes": None, "per_class": None, "test_per_class": None, "pca_dim": 240, "n_parts": 200, "lam": 0.01,
                   "random_seeds": 5, "repetitions": 5, "eps": 1e-4, "max_iter": 150, "inner_iter": 1000, "first_inner_iter": 10000,
-                  "solver_tol": 1e-4, "example_images": [0, 320, 650, 1210]},
+                  "solver_tol": 1e-4, "example_images": [0, 320, 650, 1210], "inner_solver": "bcfw"},
     }
 
 
@@ -564,7 +601,10 @@ def _per_init(runs, p, method, field):
                 "eta": Float(0, 1, lo_open=True), "random_seeds": Int(1, 50), "repetitions": Int(1, 50),
                 "eps": Float(0, None, lo_open=True), "max_iter": Int(1, 100_000), "inner_iter": Int(1, 100_000),
                 "first_inner_iter": Int(1, 1_000_000),
-                "solver_tol": Float(0, None, lo_open=True), "lambdas": List(item="float", lo=0, min_len=1)},
+                "solver_tol": Float(0, None, lo_open=True), "lambdas": List(item="float", lo=0, min_len=1),
+                "inner_solver": Choice("cutting_plane", "bcfw", help="the convex steps' solver: the warm-started "
+                                       "1-slack cutting plane or block-coordinate Frank-Wolfe (inner_iter and "
+                                       "first_inner_iter count its planes or its sweeps)")},
         check_params=_check)
 def table3(ctx):
     """Accuracy and training objective of the three learners under every initialisation."""
@@ -649,14 +689,16 @@ def _table3_result(ctx, p, runs, tasks, init_info, firsts, inits):
              f"{n_conv} of {len(runs)} runs converged (d_t < eps = {p['eps']:g})"
              + (f"; the others stopped at max_iter = {p['max_iter']}" if n_conv < len(runs) else ""),
              f"one test image is {one_image:.3g} accuracy points: the practical threshold of the accuracy claims",
-             f"convex steps: at most {p['inner_iter']} cutting planes each, target duality gap {p['solver_tol']:g}",
+             (f"convex steps by block-coordinate Frank-Wolfe: at most {p['inner_iter']} sweeps each"
+              if p["inner_solver"] == "bcfw" else f"convex steps: at most {p['inner_iter']} cutting planes each")
+             + f", target duality gap {p['solver_tol']:g}",
              f"initial parts: generative model's test accuracy {init_info['generative_test_accuracy']:.1f} %"]
     return {"rows": rows, "claims": claims, "checks": checks,
             "seeds": {"parts": _parts_seed(ctx), "runs": [[t["init"], t["seed_index"], t["method"], t["repetition"],
                                                            t["run_seed"]] for t, _ in tasks]},
             "artifacts": {"runs": slim, "timing": timing, "examples": examples, "initial_maps": init_info,
                           "first_steps": [{"init": col, "seed_index": s, **{k: f["record"].get(k) for k in
-                                           ("passes", "gap", "converged", "seconds")},
+                                           ("solver", "passes", "gap", "converged", "seconds")},
                                            "w_norm": float(np.linalg.norm(f["w"]))}
                                           for (col, s, _), f in zip(inits, firsts)],
                           "n_test": n_test, "n_train": len(data.y_train)},
@@ -754,17 +796,21 @@ def _checks(p, runs, firsts):
     certified = sum(r["solves_converged"] for r in runs) + sum(bool(f["converged"]) for f in firsts)
     worst = max([r["own_gap_max"] for r in runs] + [f["gap"] for f in firsts])
     kept = sum(r["kept_previous"] for r in runs)
+    unit = "BCFW sweeps" if p["inner_solver"] == "bcfw" else "cutting planes"
+    solvers = sorted({s["solver"] for r in runs for s in r.get("solve_log", []) if "solver" in s}
+                     | {f["solver"] for f in firsts if "solver" in f})
     return [
         stats.check("bounds-valid", "Every bound of every run is valid, b_t(w_{t-1}) <= v_{t-1} (enforced by the G-MM "
                     "driver, which raises otherwise).", min_slack >= -1e-9 * max(1.0, abs(min_slack)),
                     f"{n_bounds} bounds over {len(runs)} runs; smallest slack v_(t-1) - b_t(w_(t-1)) = {min_slack:.3g}",
                     n=n_bounds),
         stats.check("convex-steps-certified", f"Every convex step reached its target duality gap {p['solver_tol']:g} "
-                    f"within {p['inner_iter']} cutting planes ({p['first_inner_iter']} for the first step of each "
+                    f"within {p['inner_iter']} {unit} ({p['first_inner_iter']} for the first step of each "
                     "initialisation, shared by its runs).", certified == solves,
                     f"{certified} of {solves} solves certified ({sum(bool(f['converged']) for f in firsts)} of "
                     f"{len(firsts)} shared first steps); largest final gap {worst:.3g} (objective units); "
-                    f"{kept} steps kept w_(t-1) because the solve did not improve on it", n=solves),
+                    f"{kept} steps kept w_(t-1) because the solve did not improve on it; solvers: "
+                    f"{', '.join(solvers)} (a zero certificate counts as its session's solver)", n=solves),
     ]
 
 
