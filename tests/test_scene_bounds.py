@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from lvmrepro.gmm import driver
-from lvmrepro.lssvm import CuttingPlane
+from lvmrepro.lssvm import BlockFrankWolfe, CuttingPlane
 from lvmrepro.lssvm.models.rbow import RBoWModel
 from lvmrepro.experiments.gmm.scenes import raw_lambda
 from lvmrepro.scenes.bounds import SceneBounds, knapsack_select
@@ -159,9 +159,19 @@ def test_scene_bounds_bad_input():
         SceneBounds(model, X, Y, 0.1, H0, kind="biased", move_sweeps=0)
 
 
+def _cp():
+    return CuttingPlane(max_iter=200)
+
+
+def _bcfw():
+    return BlockFrankWolfe(max_passes=3000, gap_every=5, seed=3)
+
+
+@pytest.mark.parametrize("solver", [_cp, _bcfw], ids=["cutting_plane", "bcfw"])
 @pytest.mark.parametrize("kind", ["ccp", "random", "biased"])
-def test_shared_first_step_gives_the_same_run(kind):
-    """A run started from first_step's result (w, planes, dual values) is the run that computes it itself."""
+def test_shared_first_step_gives_the_same_run(kind, solver):
+    """A run started from first_step's result (w and the solver's state: planes and dual values, or BCFW's
+    per-block state and block-order generator) is the run that computes it itself."""
     from lvmrepro.scenes.bounds import first_step
     rng = np.random.default_rng(5)
     model = RBoWModel(3, 5, 4, (3, 3))
@@ -172,9 +182,8 @@ def test_shared_first_step_gives_the_same_run(kind):
     lam = raw_lambda(0.05, model.n_regions)
     traces = []
     for shared in (False, True):
-        first = first_step(model, X, Y, lam, H0, solver_tol=1e-4, inner=CuttingPlane(max_iter=200)) if shared else None
-        fam = SceneBounds(model, X, Y, lam, H0, kind=kind, solver_tol=1e-4, inner=CuttingPlane(max_iter=200),
-                          first=first)
+        first = first_step(model, X, Y, lam, H0, solver_tol=1e-4, inner=solver()) if shared else None
+        fam = SceneBounds(model, X, Y, lam, H0, kind=kind, solver_tol=1e-4, inner=solver(), first=first)
         tr = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else 0.1, eps=1e-6,
                         rng=np.random.default_rng(1), max_iter=6)
         traces.append((tr, fam))
@@ -182,6 +191,8 @@ def test_shared_first_step_gives_the_same_run(kind):
     assert a.F == b.F and a.v == b.v and np.array_equal(a.w, b.w)
     assert fb.solves[0]["shared"] and not fa.solves[0].get("shared")
     assert [s["passes"] for s in fa.solves] == [s["passes"] for s in fb.solves]
+    name = "bcfw" if solver is _bcfw else "cutting_plane"
+    assert all(s["solver"] == name for s in fa.solves + fb.solves)
 
 
 def test_shared_first_step_is_checked():
@@ -196,6 +207,12 @@ def test_shared_first_step_is_checked():
         SceneBounds(model, X, Y, 1.0, H0, first={"w": first["w"]})
     with pytest.raises(ValueError, match="finite"):
         SceneBounds(model, X, Y, 1.0, H0, first={**first, "w": np.full(model.size_w, np.nan)})
+    with pytest.raises(ValueError, match="solved by cutting_plane"):
+        SceneBounds(model, X, Y, 1.0, H0, first=first, inner=BlockFrankWolfe())
+    bfirst = first_step(model, X, Y, 1.0, H0, solver_tol=1e-4, inner=BlockFrankWolfe(max_passes=50))
+    bad = {**bfirst["state"], "U": bfirst["state"]["U"][:2]}
+    with pytest.raises(ValueError, match="BCFW state"):
+        SceneBounds(model, X, Y, 1.0, H0, first={**bfirst, "state": bad}, inner=BlockFrankWolfe())
     fam = SceneBounds(model, X, Y, 1.0, H0, first=first)
     fam.t = 1
     with pytest.raises(ValueError, match="initial map"):

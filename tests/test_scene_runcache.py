@@ -39,12 +39,54 @@ def test_first_step_npz_round_trip(tmp_path):
     c.alpha = rng.random(4)
     empty = PlaneCache(3)
     first = {"w": rng.normal(size=5), "record": {"passes": 3, "gap": 1e-5, "converged": True, "x": float("nan")},
-             "caches": {np.full(4, 0.25).tobytes(): c, np.full(4, 0.5).tobytes(): empty}}
+             "state": {"solver": "cutting_plane", "caches": {np.full(4, 0.25).tobytes(): c, np.full(4, 0.5).tobytes(): empty}}}
     S._first_to_npz(tmp_path / "f.npz", first)
     back = S._first_from_npz(tmp_path / "f.npz")
     assert np.array_equal(back["w"], first["w"])
     assert back["record"]["passes"] == 3 and np.isnan(back["record"]["x"])
-    _same_caches(back["caches"], first["caches"])
+    _same_caches(back["state"]["caches"], first["state"]["caches"])
+
+
+def _same_bcfw(a, b):
+    assert a["solver"] == b["solver"] == "bcfw" and a["steps_total"] == b["steps_total"] and a["rng"] == b["rng"]
+    for k in ("U", "l", "c"):
+        assert (a[k] is None and b[k] is None) or (np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype), k
+
+
+def test_first_step_npz_round_trip_bcfw(tmp_path):
+    """BCFW's state (per-block arrays, step count, block-order generator) reads back exactly, and a session
+    given the read-back state continues exactly as the one that produced it."""
+    from lvmrepro.lssvm import BlockFrankWolfe
+    from lvmrepro.lssvm.models.rbow import RBoWModel
+    from lvmrepro.scenes.bounds import first_step, set_solver_state
+    rng = np.random.default_rng(2)
+    model = RBoWModel(3, 4, 3, (2, 2))
+    X = rng.normal(size=(6, 2, 2, 3))
+    Y = np.arange(6) % 3
+    H0 = rng.integers(0, 4, size=(6, 2, 2))
+    inner = BlockFrankWolfe(max_passes=40, gap_every=5, seed=1)
+    first = first_step(model, X, Y, 0.5, H0, solver_tol=1e-4, inner=inner)
+    assert first["record"]["solver"] == "bcfw" and first["state"]["U"].shape == (6, model.size_w)
+    S._first_to_npz(tmp_path / "b.npz", first)
+    with np.load(tmp_path / "b.npz", allow_pickle=False) as z:      # arrays and JSON only
+        assert str(z["solver"]) == "bcfw"
+    back = S._first_from_npz(tmp_path / "b.npz")
+    assert np.array_equal(back["w"], first["w"]) and back["record"] == S._plain(first["record"])
+    _same_bcfw(back["state"], first["state"])
+    # the next solve from the read-back state equals the next solve from the original one
+    H1 = model.impute_latent(first["w"], X, Y)[0]
+    out = []
+    for state in (first["state"], back["state"]):
+        sess = inner.bind(model, X, Y, 2.0)
+        set_solver_state(sess, state)
+        out.append(sess.solve(H1, tol=2e-4, w0=first["w"]))
+    assert np.array_equal(out[0].w, out[1].w) and out[0].passes == out[1].passes
+    # a state before any solve (a zero certificate's) has no arrays
+    empty = {"w": np.zeros(model.size_w), "record": {"passes": 0},
+             "state": {"solver": "bcfw", "U": None, "l": None, "c": None, "steps_total": 0,
+                       "rng": np.random.default_rng(0).bit_generator.state}}
+    S._first_to_npz(tmp_path / "e.npz", empty)
+    _same_bcfw(S._first_from_npz(tmp_path / "e.npz")["state"], empty["state"])
 
 
 @needs_data
@@ -66,7 +108,7 @@ def test_run_cache_reads_back_the_computed_run_and_misses_on_changes(monkeypatch
     f2 = S._first((p, H0, 1))
     assert len(calls) == 1
     assert np.array_equal(f1["w"], f2["w"]) and f1["record"] == f2["record"]
-    _same_caches(f1["caches"], f2["caches"])
+    _same_caches(f1["state"]["caches"], f2["state"]["caches"])
     # a run: computed once (what the caller gets is what the cache holds), then read back identically
     computed = []
     real_train = S._train
@@ -90,6 +132,8 @@ def test_run_cache_reads_back_the_computed_run_and_misses_on_changes(monkeypatch
              S._run_path("run", p, np.where(H0 == 0, 1, H0), task)}
     assert len(paths) == 4
     assert S._run_path("first", p, H0) != S._run_path("first", {**p, "solver_tol": 1e-4}, H0)
+    assert S._run_path("first", p, H0) != S._run_path("first", {**p, "inner_solver": "bcfw"}, H0)
+    assert S._run_path("run", p, H0, task) != S._run_path("run", {**p, "inner_solver": "bcfw"}, H0, task)
     # parameters that only choose which runs exist do not enter a run's key
     assert S._run_path("run", p, H0, task) == S._run_path("run", {**p, "repetitions": 7, "random_seeds": 9}, H0, task)
 
@@ -100,6 +144,7 @@ def test_run_source_tag_lists_existing_files():
     for pattern in S._RUN_SOURCES:
         assert list(root.glob(pattern)), pattern
     assert len(S.run_source_tag()) == 64
+    assert "lssvm/inner/bcfw.py" in S._RUN_SOURCES and "inner_solver" in S._RUN_PARAMS
 
 
 def test_plane_cache_buffer_matches_plain_arrays():

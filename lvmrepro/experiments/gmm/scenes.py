@@ -525,9 +525,11 @@ def _train(p, task, H0, first=None):
 def _scales():
     common = {"eta": 0.1, "lambdas": list(LAMBDAS), "start_fraction": 0.1, "growth": 1.25, "kmeans_iterations": 20}
     return {
-        # three classes, four images each, eight parts, 16 dimensions: seconds
+        # three classes, four images each, eight parts, 16 dimensions: seconds.  The iteration budgets are room
+        # for BCFW (about 1,000 sweeps for a first step at this size); the cutting plane's solves stop within
+        # 130 planes, so they do not reach it
         "smoke": {**common, "classes": ["Coast", "Kitchen", "Street"], "per_class": 4, "test_per_class": 4, "pca_dim": 16, "n_parts": 8,
-                  "lam": 0.01, "random_seeds": 2, "repetitions": 2, "eps": 1e-3, "max_iter": 4, "inner_iter": 300, "first_inner_iter": 300,
+                  "lam": 0.01, "random_seeds": 2, "repetitions": 2, "eps": 1e-3, "max_iter": 4, "inner_iter": 2000, "first_inner_iter": 2000,
                   "solver_tol": 1e-3, "kmeans_iterations": 5, "example_images": [0, 5], "inner_solver": "cutting_plane"},
         "default": {**common, "classes": None, "per_class": 20, "test_per_class": 20, "pca_dim": 240, "n_parts": 50, "lam": 0.01,
                     "random_seeds": 5, "repetitions": 3, "eps": 1e-3, "max_iter": 20, "inner_iter": 300, "first_inner_iter": 3000,
