@@ -18,12 +18,20 @@ Protocol (all parameters of the targets):
 * **learners**: CCP (MM: the touching bound, ``eta = 1``), G-MM random (``repetitions`` runs, averaged) and
   G-MM biased (:class:`~lvmrepro.scenes.bounds.SceneBounds`), ``eta = 0.1``, each run by the generic driver
   :func:`lvmrepro.gmm.driver.run` until ``d_t < eps`` or ``max_iter`` iterations;
-* **convex step**: the engine's warm-started cutting plane (:class:`~lvmrepro.lssvm.inner.CuttingPlane`; its
-  planes are re-used across the bounds of a run) with at most ``inner_iter`` planes per bound and duality-gap
-  target ``solver_tol``; every solve's certified gap is recorded.  Every learner's first bound is the initial
-  map minimised from ``w_0 = 0``, so that step is computed once per initialisation (at most
-  ``first_inner_iter`` planes) and handed, with its planes and dual values, to all runs from that map
-  (:func:`lvmrepro.scenes.bounds.first_step`; a test checks that a run is the same either way).
+* **convex step** (parameter ``inner_solver``): the engine's warm-started 1-slack cutting plane
+  (``"cutting_plane"``, :class:`~lvmrepro.lssvm.inner.CuttingPlane`; its planes are re-used across the bounds
+  of a run; ``smoke`` and ``default``) or block-coordinate Frank-Wolfe (``"bcfw"``,
+  :class:`~lvmrepro.lssvm.inner.BlockFrankWolfe`, one example per step with exact line search, its per-block
+  dual state kept across the bounds of a run, the certified gap evaluated every :data:`BCFW_GAP_EVERY`
+  sweeps; ``paper``), with at most ``inner_iter`` planes or sweeps per bound and duality-gap target
+  ``solver_tol``; every solve's solver, passes and certified gap are recorded (``solve_log`` of each run).
+  Every learner's first bound is the initial map minimised from ``w_0 = 0``, so that step is computed once
+  per initialisation (at most ``first_inner_iter`` planes or sweeps) and handed, with the solver's warm-start
+  state (the planes and their dual values, or BCFW's per-block state and block-order generator), to all runs
+  from that map (:func:`lvmrepro.scenes.bounds.first_step`; a test checks that a run is the same either way,
+  for both solvers).  Why BCFW at ``paper``: at 1,500 images and 200 parts it reaches the cutting plane's
+  optimum in about a fifth of the CPU time (``benchmarks/scene_inner_solvers.py``); at 300 images and below
+  it is no faster, and at a few images much slower, so the smaller scales keep the cutting plane.
 
 Cost and the book's reduction
 -----------------------------
@@ -121,7 +129,9 @@ PAPER_EFFECTS = {   # mean paired differences over the nine initialisations in t
 #: measured on an idle machine: a full run on the loaded one took about 3.5 minutes per biased run).  Not fewer than 15
 #: per class: below that the random maps' part counts no longer balance across classes closely enough for
 #: the zero certificate to prove w = 0 within solver_tol (:mod:`lvmrepro.scenes.certificate`).
-BOOK_REDUCTION = {"per_class": 15, "n_parts": 25}
+#: The reduction keeps the cutting plane (the ``paper`` parameters' BCFW is for the full size): its cost above was
+#: measured with it, and at a few hundred images BCFW is no faster.
+BOOK_REDUCTION = {"per_class": 15, "n_parts": 25, "inner_solver": "cutting_plane"}
 
 #: BCFW (``inner_solver = "bcfw"``) evaluates its certified duality gap -- one batched oracle pass over all
 #: examples -- every this many sweeps (``benchmarks/scene_inner_solvers.py`` measured paper size with 5)
