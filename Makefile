@@ -17,6 +17,9 @@ export LVMREPRO_RESULTS ?= $(abspath results)
 export LVMREPRO_CACHE ?= $(abspath build/cache)
 # The benchmark result file that `make benchmark` writes and the performance page renders.
 export LVMREPRO_BENCHMARKS ?= $(abspath build/benchmarks.json)
+# Matplotlib's font cache lives in the project: a cache shared with other checkouts can list fonts of a
+# deleted virtual environment, and every notebook then writes 'findfont' warnings (errors in the book build).
+export MPLCONFIGDIR ?= $(abspath build/matplotlib)
 # No MPLBACKEND here: Agg would stop notebooks from showing figures inline; headless matplotlib
 # falls back to Agg by itself outside Jupyter.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
