@@ -9,20 +9,21 @@ from pathlib import Path
 import numpy as np
 
 
-def _to_jsonable(obj):
+def _to_jsonable(obj, keep_nonfinite: bool = False):
     if isinstance(obj, dict):
-        return {str(k): _to_jsonable(v) for k, v in obj.items()}
+        return {str(k): _to_jsonable(v, keep_nonfinite) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_to_jsonable(v) for v in obj]
+        return [_to_jsonable(v, keep_nonfinite) for v in obj]
     if isinstance(obj, np.ndarray):
-        return _to_jsonable(obj.tolist())
+        return _to_jsonable(obj.tolist(), keep_nonfinite)
     if isinstance(obj, np.bool_):
         return bool(obj)
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, (float, np.floating)):
         f = float(obj)
-        return f if np.isfinite(f) else None  # JSON has no NaN/inf: they become null
+        # strict JSON has no NaN/inf: they become null, unless the caller writes them (json's allow_nan)
+        return f if keep_nonfinite or np.isfinite(f) else None
     return obj
 
 
@@ -122,5 +123,5 @@ def atomic_write_json(path, obj) -> Path:
     return atomic_write_bytes(path, text.encode() + b"\n")
 
 
-def to_jsonable(obj):
-    return _to_jsonable(obj)
+def to_jsonable(obj, *, keep_nonfinite: bool = False):
+    return _to_jsonable(obj, keep_nonfinite)

@@ -339,20 +339,9 @@ def _cached(path: Path, compute, save, load):
 
 def _plain(obj):
     """``obj`` with numpy scalars and arrays as Python numbers and lists (NaN and infinities kept, unlike
-    :func:`lvmrepro.io.to_jsonable`: a run record read back must equal the computed one)."""
-    if isinstance(obj, dict):
-        return {str(k): _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _plain(obj.tolist())
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.floating):
-        return float(obj)
-    return obj
+    :func:`lvmrepro.io.to_jsonable`'s default: a run record read back must equal the computed one)."""
+    from lvmrepro.io import to_jsonable
+    return to_jsonable(obj, keep_nonfinite=True)
 
 
 def _save_json(path, row):
