@@ -39,7 +39,8 @@ Cost and the book's reduction
 of G-MM random, every column and learner: 63 runs); it is runnable (``lvmrepro run gmm.table3 --scale paper``,
 spread over a Dask cluster with ``--scheduler``) but does not fit the book's 20-minute share on 2 cores
 (measured cost per cutting-plane pass and passes per solve: see the notebook and the closing note of issue 18).
-The paper-scale *book build* therefore runs :data:`BOOK_REDUCTION` on top of the ``paper`` parameters --
+The paper-scale *book build* therefore runs :data:`BOOK_REDUCTION` on top of the ``paper`` parameters (the
+target's ``book`` parameters: ``lvmrepro run --book``, ``experiments.run(..., book=True)``) --
 fewer training images and parts, never fewer columns, learners, seeds or repetitions -- and the notebook says
 so in an admonition; ``lvmrepro run`` at ``paper`` scale is never reduced.
 
@@ -616,7 +617,7 @@ def _per_init(runs, p, method, field):
                 "inner_solver": Choice("cutting_plane", "bcfw", help="the convex steps' solver: the warm-started "
                                        "1-slack cutting plane or block-coordinate Frank-Wolfe (inner_iter and "
                                        "first_inner_iter count its planes or its sweeps)")},
-        check_params=_check)
+        check_params=_check, book={"paper": BOOK_REDUCTION})
 def table3(ctx):
     """Accuracy and training objective of the three learners under every initialisation."""
     p = ctx.params
@@ -849,8 +850,7 @@ def table4_scene(ctx):
 
 
 def table4_from(res: dict) -> dict:
-    """The ``gmm.table4_scene`` rows and claims from a ``gmm.table3`` result (the target's body; the notebook
-    calls it directly on the book's reduced paper-scale run, see :data:`BOOK_REDUCTION`)."""
+    """The ``gmm.table4_scene`` rows and claims from a ``gmm.table3`` result (the target's body)."""
     p = res["params"]
     runs = res["artifacts"]["runs"]
     paper = {r["init"]: r for r in PAPER_TABLE4_SCENE["rows"]}
