@@ -162,11 +162,17 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
     return {**out, "holds": None, "reason": why}
 
 
-def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence_prefix: str = "") -> dict:
+def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence_prefix: str = "",
+                    missing=()) -> dict:
     """Aggregate per-cell paired claims ("better in every cell"): holds if every cell holds, does not hold
-    if some cell does not hold, else inconclusive.  ``cells`` maps a cell name to a :func:`paired_claim`."""
+    if some cell does not hold, else inconclusive.  ``cells`` maps a cell name to a :func:`paired_claim`;
+    ``missing`` names cells the statement covers that this run did not run (a smaller scale): the claim can
+    then fail but not hold."""
     if not isinstance(cells, dict) or not cells:
         raise ValueError(f"cells must be a non-empty dict of cell name -> paired_claim; got {type(cells).__name__}")
+    missing = [str(m) for m in missing]
+    if set(missing) & set(cells):
+        raise ValueError(f"cells {sorted(set(missing) & set(cells))} are both run and missing")
     for k, c in cells.items():
         if not isinstance(c, dict) or not {"holds", "n", "p", "effect", "ci", "test", "threshold"} <= set(c):
             raise ValueError(f"cell {k!r} is not a paired_claim result (a dict with holds, n, p, effect, ci, ...)")
@@ -180,13 +186,16 @@ def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence
         holds, reason = False, None
     elif undecided:
         holds, reason = None, f"{len(undecided)} of {len(cells)} cells undecided ({', '.join(undecided[:4])}{', ...' if len(undecided) > 4 else ''})"
+    elif missing:
+        holds, reason = None, (f"holds in every cell run, but {len(missing)} of {len(cells) + len(missing)} cells "
+                               f"the statement covers were not run at this scale ({', '.join(missing)})")
     else:
         holds, reason = True, None
     word = {True: "holds", False: "does not hold", None: "inconclusive"}
     # a cell decided by an interval rule (no test statistic) has no p: say so rather than print nan
     ev = evidence_prefix + "; ".join(
         f"{k}: {word[c['holds']]} (n={c['n']}, " + (f"p={_fmt(c['p'])}, " if c["p"] is not None else "no p: interval rule, ")
-        + f"effect {_fmt(c['effect'])})" for k, c in cells.items())
+        + f"effect {_fmt(c['effect'])})" for k, c in cells.items()) + (f"; not run: {', '.join(missing)}" if missing else "")
     ps = [c["p"] for c in cells.values() if c["p"] is not None]
     return {"id": id, "statement": statement, "holds": holds, "test": "every cell: " + next(iter(cells.values()))["test"],
             "unit": unit, "n": n, "p": max(ps) if ps else None, "p_reverse": None,

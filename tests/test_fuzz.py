@@ -114,3 +114,15 @@ def test_stats_refuse_what_would_give_nan():
         stats.all_cells_claim("c", "s", {"x": {}}, unit="u")
     lo, hi = stats.bootstrap_ci(np.full(6, 1e308))       # the resampled means no longer overflow
     assert lo == hi == 1e308
+
+
+def test_all_cells_claim_with_missing_cells_can_fail_but_not_hold():
+    from lvmrepro import stats
+    win = stats.paired_claim("_", "", np.zeros(6), np.ones(6), better="lower", unit="u", threshold=0.1)
+    lose = stats.paired_claim("_", "", np.ones(6), np.zeros(6), better="lower", unit="u", threshold=0.1)
+    assert stats.all_cells_claim("c", "s", {"a": win}, unit="u")["holds"] is True
+    c = stats.all_cells_claim("c", "s", {"a": win}, unit="u", missing=["b"])
+    assert c["holds"] is None and "not run at this scale" in c["reason"] and "not run: b" in c["evidence"]
+    assert stats.all_cells_claim("c", "s", {"a": lose}, unit="u", missing=["b"])["holds"] is False
+    with pytest.raises(ValueError, match="both run and missing"):
+        stats.all_cells_claim("c", "s", {"a": win}, unit="u", missing=["a"])

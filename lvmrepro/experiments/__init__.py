@@ -376,10 +376,9 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
     if not isinstance(book, bool):
         raise ValueError(f"book must be True or False; got {book!r}")
     params = resolve_params(tgt, scale, overrides, from_text=_from_text)
-    if book and tgt.book.get(scale):
-        given = set(overrides)
-        params = resolve_params(tgt, scale, {**{k: v for k, v in tgt.book[scale].items() if k not in given},
-                                             **{k: params[k] for k in given}})
+    book_over = tgt.book.get(scale, {}) if book else {}
+    if book_over:   # the user's overrides (parsed above) win over the book's
+        params = resolve_params(tgt, scale, {**book_over, **{k: params[k] for k in overrides}})
     out_dir = Path(out) if out is not None else default_out_dir(scale)
     path = out_dir / f"{name}.json"
     check_output_dir(out_dir, path)
@@ -396,8 +395,8 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
     remove_stale_temporaries(out_dir)
     ctx = Context(target=name, scale=scale, params=params, seed=seed, jobs=jobs, progress=progress, out=out_dir,
                   book=book)
-    if book and tgt.book.get(scale):
-        ctx.note(f"book build: the {scale} scale with {', '.join(f'{k} = {params[k]}' for k in tgt.book[scale])} "
+    if book_over:
+        ctx.note(f"book build: the {scale} scale with {', '.join(f'{k} = {params[k]}' for k in book_over)} "
                  f"(the target's book parameters; a plain run uses the {scale} scale's own)")
     # the commit is read when the run starts: a checkout that moves during a long run must not relabel it
     commit = git_commit()
