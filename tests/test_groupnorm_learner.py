@@ -198,3 +198,54 @@ def test_certified_bad_inputs():
     GroupNormLSSVM(m, G[:5], reg="elastic")    # eq. 6 is fine with them
     with pytest.raises(ValueError, match="w0"):
         GroupNormLSSVM(m, G).solve_inner(*data(n=10), np.zeros(10, int), w0=np.zeros(3))
+
+
+# ----------------------------------------------------------------------------- the master problem and the plane store
+def _random_planes(m, rng, K=12, scale=0.3):
+    G = np.vstack([np.zeros(m.size_w), scale * rng.standard_normal((K, m.size_w))])
+    b = np.concatenate([[0.0], rng.random(K)])
+    return G, b
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_master_dual_form_matches_cvxpy_and_the_primal_form(seed):
+    """The master ``min_w sum_p lam ||w_p|| + C max_k (b_k + G_k.w)``: its dual-form solution (working set of
+    groups, plane weights as variables) against cvxpy on the explicit problem and against the primal form;
+    the weights' bound equals the optimum (the master is solved, not just bounded)."""
+    cp = pytest.importorskip("cvxpy")
+    m = groupnorm_digit_model()
+    Gi = groupnorm_blocks(m)
+    rng = np.random.default_rng(seed)
+    G, b = _random_planes(m, rng)
+    lam, C = 0.05, 2.0
+    gn = GroupNormLSSVM(m, Gi, lam=lam, C=C, gap_tol=1e-8)
+    w = cp.Variable(m.size_w)
+    prob = cp.Problem(cp.Minimize(lam * sum(cp.norm(w[g], 2) for g in Gi) + C * cp.max(b + G @ w)))
+    prob.solve(solver="CLARABEL")
+    value = lambda v: lam * block_norms(v, Gi).sum() + C * np.max(b + G @ v)   # noqa: E731
+    for form in (gn._master_dual, gn._master_primal):
+        gn._ws = None
+        gn._master_on = form
+        w_k, beta, ok = gn._master(G, b)
+        assert ok and beta.min() >= 0 and beta.sum() == pytest.approx(1.0)
+        assert value(w_k) == pytest.approx(prob.value, abs=1e-7)
+        assert gn.lower_bound(beta, G, b) == pytest.approx(prob.value, abs=1e-7)
+        assert gn.lower_bound(beta, G, b) <= value(w_k) + 1e-9
+        # exact zeros where cvxpy's blocks are (numerically) zero
+        ref = block_norms(w.value, Gi)
+        assert np.array_equal(block_norms(w_k, Gi) > 0, ref > 1e-5 * ref.max())
+
+
+def test_plane_store_ages_out_planes_an_interior_point_solution_barely_weights():
+    """Interior-point weights are never exactly zero: a plane whose weight stays below USED times the largest
+    is dropped after ``max_age`` masters; the newest plane and the planes in use are kept."""
+    from lvmrepro.lssvm.groupnorm import USED, PlaneStore
+    store = PlaneStore(4, max_age=2)
+    for k in range(5):
+        store.add(np.full(4, float(k)), float(k))
+    beta = np.array([0.0, 0.5, 1e-3 * USED, 0.5, 1e-2 * USED, 1e-9])   # zero plane, then the five planes
+    store.mark(beta)
+    store.mark(beta)
+    assert len(store) == 5            # unused for two masters: not yet stale
+    store.mark(beta)
+    assert len(store) == 3 and list(store.b) == [0.0, 2.0, 4.0]
