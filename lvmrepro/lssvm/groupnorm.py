@@ -71,7 +71,7 @@ METHODS = ("bundle", "proximal", "subgradient")
 SNAP = 1e-7
 #: in-out stabilisation of the bundle's query point (Ben-Ameur & Neto 2007): after an improving step the
 #: next point is ``best + STABILISE (master - best)``; after a step that did not improve, the master's point
-STABILISE = 0.5
+STABILISE = 0.2
 #: the bundle's inner tolerance while the latent values still change, times C (see ``fit``)
 LOOSE = 1e-4
 #: a plane is active in a master solution when its weight is above this fraction of the largest weight
@@ -486,16 +486,25 @@ class GroupNormLSSVM:
         n = self.model.n_samples(X)
         return self.model.feature_sum(X, Y, H, np.full(n, 1.0 / n))
 
-    def _inner_bundle(self, w, X, Y, H, store, tol=None, max_iter=None, stop_on_change=None):
+    def _inner_bundle(self, w, X, Y, H, store, tol=None, max_iter=None, stop_on_change=None, sparsify=None):
         """Bundle iterations for the latent values ``H`` from ``w`` until the certified gap is at most ``tol``
         (default ``gap_tol``) or ``max_iter`` (default ``inner_iter``) iterations.  ``stop_on_change``: a
         looser gap at which the solve also stops if re-imputing at its best point would change a latent
-        value (``info["moved"]``): it has then done a loose solve's work and the alternation can go on."""
+        value (``info["moved"]``): it has then done a loose solve's work and the alternation can go on.
+
+        ``sparsify`` (default: when ``tol`` is ``gap_tol``): a converged solve returns the sparsest point it
+        finds within its certificate -- the best point with its smallest blocks set to exactly zero, one at a
+        time in increasing norm, while the exact objective stays within ``tol`` of the lower bound and not
+        above the starting objective.  The best point is a blend of master solutions (the in-out step), so
+        a block that is zero in the master's solutions can be merely tiny there; a block zeroed here is zero
+        in a solution certified within ``tol`` of the optimum."""
         tol = self.gap_tol if tol is None else tol
         max_iter = self.inner_iter if max_iter is None else max_iter
+        sparsify = tol <= self.gap_tol if sparsify is None else sparsify
         p = self._gt_part(X, Y, H)
         evaluate = self._evaluator(X, Y, H)
         best, ghat, b = evaluate(w)
+        start = best
         store.add(ghat, b)
         best_w, lb, it, converged, moved, inexact = w.copy(), -np.inf, 0, False, False, 0
         beta, G = None, None
@@ -525,10 +534,32 @@ class GroupNormLSSVM:
             if stop_on_change is not None and best - lb <= stop_on_change and evaluate.changes(best_w) > 0:
                 moved = True
                 break
+        zeroed = 0
+        if converged and sparsify:
+            best_w, best, zeroed = self._sparsify(best_w, best, min(lb + tol, start), evaluate, store)
         dual_norms = self.groups.norms(self.C * (beta @ G)) if beta is not None else None
         return SolveResult(w=best_w, primal=best, dual=lb, gap=best - lb, passes=it, converged=converged,
                            runtime_s=0.0, info={"planes": len(store), "dual_block_norms": dual_norms,
-                                                "moved": moved, "inexact_masters": inexact})
+                                                "moved": moved, "inexact_masters": inexact, "zeroed": zeroed})
+
+    def _sparsify(self, w, obj, ceiling, evaluate, store=None):
+        """``w`` with its smallest non-zero blocks set to exactly zero, one at a time in increasing norm, while
+        the exact objective stays at most ``ceiling``; returns ``(w, objective, blocks zeroed)``."""
+        norms = self.groups.norms(w)
+        zeroed = 0
+        for q in np.argsort(norms, kind="stable"):
+            if norms[q] == 0:
+                continue
+            factors = np.ones(len(norms))
+            factors[q] = 0.0
+            trial = self.groups.scale(w, factors)
+            val, ghat, b = evaluate(trial)
+            if store is not None:
+                store.add(ghat, b)
+            if val > ceiling:
+                break
+            w, obj, zeroed = trial, val, zeroed + 1
+        return w, obj, zeroed
 
     def _step(self, w, g, alpha):
         if self.method == "subgradient":
