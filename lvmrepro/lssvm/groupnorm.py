@@ -28,8 +28,14 @@ Inner solvers (``method``):
   Vishwanathan, Smola & Le, JMLR 2010) with the group norm kept exact in the master problem, run until
   a **certified duality gap** ``L(w, H) - lower bound <= gap_tol``.  While the latent values still
   change, an inner solve stops at a looser gap (a tenth of the last outer decrease of ``L``, at most
-  ``LOOSE C``): the alternation only needs descent there, and a fixed point is declared only after a
-  solve at ``gap_tol`` that leaves every latent value unchanged.
+  ``LOOSE C``): the alternation only needs descent there.  After an outer iteration that changed no
+  latent value the next solve is *certifying* (to ``gap_tol``); it hands back to the outer loop early
+  only once it has reached the loose gap with a best point at which re-imputing would change a latent
+  value.  A fixed point is declared only after a certifying solve that ran to ``gap_tol`` and whose
+  re-imputation changes nothing, and the last solve the budget (``max_iter``) allows is always
+  certified.  At a fixed point the fit returns the sparsest point it finds within the certificate that
+  is still a fixed point (``GroupNormLSSVM._sparsify``): the in-out step blends master solutions, which
+  leaves blocks that are zero in those solutions merely tiny.
 
 The certificate (every method reports it).  With ``H`` fixed, every choice ``(ybar_i, hbar_i)`` per
 example (a *plane*, found by loss-augmented inference at some ``w_k``) bounds the hinge sum from below
@@ -48,13 +54,18 @@ the bound equals the master's value).  The ``(ghat_k, b_k)`` parts of a plane do
 re-used, exactly, across its outer iterations.
 
 The master problem ``min_w Omega(w) + C max_k (b_k + g_k.w)`` is a small second-order cone program
-(one cone per group, one linear constraint per plane), solved by the interior-point solver Clarabel.
-Its solution is the next query point; blocks whose norm is below ``1e-7`` times the largest block are
-interior-point round-off and are set to exactly zero before ``L`` is evaluated (eq. 6 needs no such
-rounding: its master solution is the block soft-threshold of ``-C gbar``).  Because ``L`` is evaluated
-exactly at the returned ``w`` and the lower bound holds for any ``beta``, "zero" in a returned ``w``
-means exactly zero in a solution within the certified gap of the optimum.  Planes inactive in the last
+(one cone per group, one linear constraint per plane), solved by the interior-point solver Clarabel --
+for eq. 5 in its dual form (the plane weights ``beta`` are the variables, ``w_p`` the multipliers of
+the groups' cones), over a working set of groups.  Its solution is the next query point (with in-out
+stabilisation); blocks whose norm is below ``1e-7`` times the largest block are interior-point round-off
+and are set to exactly zero before ``L`` is evaluated (eq. 6 needs no such rounding: its master
+solution is the block soft-threshold of ``-C gbar``).  Because ``L`` is evaluated exactly at the
+returned ``w`` and the lower bound holds for any ``beta``, "zero" in a returned ``w`` means exactly
+zero in a solution within the certified gap of the optimum; an inexact master solution costs tightness
+and progress, never validity.  Planes whose weight stayed below ``USED`` times the largest in the last
 ``max_plane_age`` master solutions are dropped (the lower bound never decreases: the best one is kept).
+For models with enumerable states the loss-augmented inference, the margins, the plane and the latent
+completion of a query point come from one pass of a fused kernel (:mod:`lvmrepro._kernels.state_plane`).
 """
 from __future__ import annotations
 
@@ -199,33 +210,31 @@ class _Evaluator:
 
 
 class _FusedEvaluator(_Evaluator):
-    """The same for a model with enumerable states (Cython backend): one pass of the fused kernel
-    :func:`lvmrepro._kernels.state_plane.hinge_plane` gives the loss-augmented argmax, the margins, the plane
-    and the latent completion; ``changes`` of the last evaluated point comes with it."""
+    """The same for a model with enumerable states (the ``state_blocks`` capability, Cython backend): one
+    pass of the fused kernel :func:`lvmrepro._kernels.state_plane.hinge_plane` gives the loss-augmented
+    argmax, the margins, the plane and the latent completion; ``changes`` of the last evaluated point comes
+    with it."""
 
     def __init__(self, learner, X, Y, H):
         super().__init__(learner, X, Y, H)
-        m = learner.model
-        self.F = m._features(X)
-        self.Yc = np.ascontiguousarray(Y, dtype=np.int64)
-        self.gt = m.gt_states(self.F, self.Yc, H)
-        self.use_valid = int(self.F.valid is not None)
-        self.valid = self.F.valid if self.use_valid else np.ones((1, 1), dtype=np.uint8)
-        self.sums = np.zeros((m.n_states, m.block_size))
+        sb = learner.model.state_blocks(X, Y, H)
+        self.sb = sb
+        d = sb.F.shape[2]
+        self.sums = np.zeros((len(sb.state_label), d))
         self.states, self.margin = np.empty(self.n, dtype=np.int64), np.empty(self.n)
         self.complete = np.empty(self.n, dtype=np.int64)
-        self.cols = m.state_offset[:, None] + np.arange(m.block_size)[None, :]
+        self.cols = sb.state_offset[:, None] + np.arange(d)[None, :]
         self.disjoint = len(np.unique(self.cols)) == self.cols.size
         self.last_w, self.last_changes, self.memo = None, None, None
 
     def _run(self, w):
         from lvmrepro._kernels import state_plane
-        m = self.learner.model
+        sb = self.sb
         w = np.ascontiguousarray(w, dtype=np.float64)
         self.sums[:] = 0.0
         loss_sum, changed = state_plane.hinge_plane(
-            self.F.F, w, m.state_label, m.state_latent, m.state_offset, self.Yc, self.gt, m.loss_table,
-            self.valid, self.use_valid, self.sums, self.states, self.margin, self.complete)
+            sb.F, w, sb.state_label, sb.state_latent, sb.state_offset, sb.Y, sb.gt, sb.loss_table,
+            sb.valid, sb.use_valid, self.sums, self.states, self.margin, self.complete)
         self.last_w, self.last_changes = w.copy(), int(changed)
         return loss_sum
 
@@ -252,7 +261,7 @@ class _FusedEvaluator(_Evaluator):
         """Eq. 9 with ties kept (the same values as :meth:`GroupNormLSSVM._impute`) and the change count."""
         if self.last_w is None or not np.array_equal(self.last_w, w):
             self._run(w)
-        return self.learner.model.state_latent[self.complete].copy(), self.last_changes
+        return self.sb.state_latent[self.complete].copy(), self.last_changes
 
 
 class GroupNormLSSVM:
@@ -264,19 +273,21 @@ class GroupNormLSSVM:
     each bundle solve is certified to (default ``1e-6 C``); ``inner_iter``: planes per bundle solve
     (default 1000) or steps per step-rule solve (default 200).
 
-    ``history`` rows add ``penalty``, ``inner_iters``, ``eta``, ``nonzero_blocks``, ``gap`` (the inner
+    ``history`` rows add ``penalty``, ``inner_iters``, ``eta``, ``nonzero_blocks``, ``block_norms``, ``gap`` (the inner
     solve's certified gap for the latent values it was given; ``None`` for the step rules) and
     ``h_changes`` (latent values changed by the re-imputation after that solve).  ``info`` adds
     ``gap`` and ``lower_bound`` (the certificate of the returned ``w`` for the returned ``H``),
     ``certified`` (that gap is at most ``gap_tol``), ``fixed_point`` (the last re-imputation changed
-    nothing), ``block_norms`` and ``dual_block_norms`` (``||C gbar_p||`` of the certificate; a zero
+    nothing), ``solve_gap`` (the last inner solve's gap, for the latent values it was given: at a fixed
+    point the same as ``gap``; otherwise the re-imputation that followed changed latent values and ``gap``
+    is how far ``w`` is from the optimum for the returned ones), ``block_norms`` and ``dual_block_norms`` (``||C gbar_p||`` of the certificate; a zero
     block with this below ``lam_p`` is one the certificate's combination of planes does not pull).
     """
 
     def __init__(self, model: LatentModel, groups, *, lam=1.0, C: float = 1.0, reg: str = "group",
                  method: str = "bundle", eps: float = 1e-3, max_iter: int = 20,
                  inner_iter: int | None = None, inner_patience: int = 30, gap_tol: float | None = None,
-                 max_plane_age: int = 10, loose_iter: int | None = None):
+                 max_plane_age: int = 10):
         self.model = model
         self.C, self.eps, self.max_iter = check_learner_args(C, eps, max_iter)
         self.groups = Groups(groups, model.size_w)
@@ -305,7 +316,6 @@ class GroupNormLSSVM:
                 raise ValueError(f"{name} must be a positive integer; got {v!r}")
         self.inner_iter, self.inner_patience = int(inner_iter), int(inner_patience)
         self.max_plane_age = int(max_plane_age)
-        self.loose_iter = None if loose_iter is None else int(loose_iter)
         if gap_tol is None:
             gap_tol = 1e-6 * self.C
         gap_tol = float(gap_tol)
@@ -330,8 +340,9 @@ class GroupNormLSSVM:
         return self._evaluator(X, Y, H)(w)
 
     def _evaluator(self, X, Y, H) -> "_Evaluator":
-        from lvmrepro.lssvm.models.enumerable import EnumerableStatesModel
-        if isinstance(self.model, EnumerableStatesModel) and self.model.backend == "cython":
+        """The fused kernel for a model with enumerable states (``state_blocks``) unless it was asked for its
+        NumPy reference backend; otherwise the model's oracle."""
+        if hasattr(self.model, "state_blocks") and getattr(self.model, "backend", "cython") == "cython":
             return _FusedEvaluator(self, X, Y, H)
         return _Evaluator(self, X, Y, H)
 
@@ -486,21 +497,16 @@ class GroupNormLSSVM:
         n = self.model.n_samples(X)
         return self.model.feature_sum(X, Y, H, np.full(n, 1.0 / n))
 
-    def _inner_bundle(self, w, X, Y, H, store, tol=None, max_iter=None, stop_on_change=None, sparsify=None):
+    def _inner_bundle(self, w, X, Y, H, store, tol=None, max_iter=None, stop_on_change=None, sparsify=False):
         """Bundle iterations for the latent values ``H`` from ``w`` until the certified gap is at most ``tol``
         (default ``gap_tol``) or ``max_iter`` (default ``inner_iter``) iterations.  ``stop_on_change``: a
         looser gap at which the solve also stops if re-imputing at its best point would change a latent
         value (``info["moved"]``): it has then done a loose solve's work and the alternation can go on.
 
-        ``sparsify`` (default: when ``tol`` is ``gap_tol``): a converged solve returns the sparsest point it
-        finds within its certificate -- the best point with its smallest blocks set to exactly zero, one at a
-        time in increasing norm, while the exact objective stays within ``tol`` of the lower bound and not
-        above the starting objective.  The best point is a blend of master solutions (the in-out step), so
-        a block that is zero in the master's solutions can be merely tiny there; a block zeroed here is zero
-        in a solution certified within ``tol`` of the optimum."""
+        ``sparsify``: a converged solve returns the sparsest point :meth:`_sparsify` finds within its
+        certificate (not above the starting objective)."""
         tol = self.gap_tol if tol is None else tol
         max_iter = self.inner_iter if max_iter is None else max_iter
-        sparsify = tol <= self.gap_tol if sparsify is None else sparsify
         p = self._gt_part(X, Y, H)
         evaluate = self._evaluator(X, Y, H)
         best, ghat, b = evaluate(w)
@@ -542,9 +548,14 @@ class GroupNormLSSVM:
                            runtime_s=0.0, info={"planes": len(store), "dual_block_norms": dual_norms,
                                                 "moved": moved, "inexact_masters": inexact, "zeroed": zeroed})
 
-    def _sparsify(self, w, obj, ceiling, evaluate, store=None):
+    def _sparsify(self, w, obj, ceiling, evaluate, store=None, keep_latent=False):
         """``w`` with its smallest non-zero blocks set to exactly zero, one at a time in increasing norm, while
-        the exact objective stays at most ``ceiling``; returns ``(w, objective, blocks zeroed)``."""
+        the exact objective stays at most ``ceiling`` (and, with ``keep_latent``, re-imputing would change no
+        latent value); returns ``(w, objective, blocks zeroed)``.
+
+        The bundle's best point blends master solutions (the in-out step), so a block that is zero in the
+        master's solutions can be merely tiny there.  With ``ceiling`` = lower bound + tolerance, a block
+        zeroed here is exactly zero in a solution certified within that tolerance of the optimum."""
         norms = self.groups.norms(w)
         zeroed = 0
         for q in np.argsort(norms, kind="stable"):
@@ -556,7 +567,7 @@ class GroupNormLSSVM:
             val, ghat, b = evaluate(trial)
             if store is not None:
                 store.add(ghat, b)
-            if val > ceiling:
+            if val > ceiling or (keep_latent and evaluate.changes(trial) > 0):
                 break
             w, obj, zeroed = trial, val, zeroed + 1
         return w, obj, zeroed
@@ -614,7 +625,7 @@ class GroupNormLSSVM:
             raise ValueError(f"w0 must be {model.size_w} finite numbers")
         t0 = time.perf_counter()
         self._ws = None
-        res = self._inner_bundle(w, X, Y, H, PlaneStore(model.size_w, self.max_plane_age))
+        res = self._inner_bundle(w, X, Y, H, PlaneStore(model.size_w, self.max_plane_age), sparsify=True)
         res.runtime_s = time.perf_counter() - t0
         return res
 
@@ -638,12 +649,13 @@ class GroupNormLSSVM:
         store = PlaneStore(model.size_w, self.max_plane_age)
         obj = self.objective(w, X, Y, H)
         history = [{"iteration": 0, "objective": obj, "penalty": self.omega(w), "inner_iters": 0, "eta": 0,
-                    "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0)), "gap": None, "h_changes": None}]
+                    "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0)), "block_norms": self.groups.norms(w).tolist(),
+                    "gap": None, "h_changes": None}]
         converged = fixed = False
         self._ws = None
         # The bundle's inner solves.  While the latent values still move, a *loose* solve: to a tenth of the
-        # last decrease of the objective (at most LOOSE C) and at most ``loose_iter`` bundle iterations --
-        # the alternation only needs descent there.  After an outer iteration that changed no latent value,
+        # last decrease of the objective (at most LOOSE C) -- the alternation only needs descent there, but a
+        # much cruder solve (e.g. a cap of ten bundle iterations) lets it settle at a worse fixed point.  After an outer iteration that changed no latent value,
         # a *certifying* solve to gap_tol, which hands over to the outer loop once it has reached the loose
         # tolerance with a best point that would change a latent value (a loose solve's work: descent again).  A fixed point is declared only after a
         # certifying solve that ran to gap_tol and whose re-imputation changes nothing; the last solve the
@@ -657,7 +669,7 @@ class GroupNormLSSVM:
                     res = self._inner_bundle(w, X, Y, H, store, stop_on_change=None if last else tol)
                     settled = not res.info["moved"]
                 else:
-                    res = self._inner_bundle(w, X, Y, H, store, tol=tol, max_iter=self.loose_iter)
+                    res = self._inner_bundle(w, X, Y, H, store, tol=tol)
                     settled = False
                 w, n_inner, eta, gap = res.w, res.passes, 0, res.gap
             else:
@@ -670,7 +682,8 @@ class GroupNormLSSVM:
             rel = abs(new_obj - obj) / max(abs(obj), 1e-300)
             obj = new_obj
             history.append({"iteration": it, "objective": obj, "penalty": self.omega(w), "inner_iters": n_inner,
-                            "eta": eta, "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0)), "gap": gap,
+                            "eta": eta, "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0)),
+                            "block_norms": self.groups.norms(w).tolist(), "gap": gap,
                             "h_changes": changes})
             fixed = changes == 0 and settled
             # the bundle stops by the eps rule only after a certifying solve: a loose solve can leave w (and
@@ -690,14 +703,23 @@ class GroupNormLSSVM:
         # last solve's own gap (``solve_gap``), and no solver failure.  For the step rules it measures how
         # far their w is from the optimum for their own latent values.
         solve_gap = history[-1]["gap"]
+        zeroed = 0
         if not (self.method == "bundle" and fixed):
             res = self._inner_bundle(w, X, Y, H, store)
         lb, dual_norms = res.dual, res.info["dual_block_norms"]
+        if self.method == "bundle" and fixed:
+            # Report the sparsest certified point of the fixed point: the last solve's best point with blocks
+            # set to exactly zero while the objective stays within gap_tol of the bound (it may end up above
+            # the last history row's objective, by less than gap_tol) and re-imputing still changes nothing.
+            # Done only here, after the alternation: zeroing blocks along the way steers Algorithm 1 to other
+            # (sparser, worse) fixed points.
+            w, obj, zeroed = self._sparsify(w, obj, lb + self.gap_tol, self._evaluator(X, Y, H), keep_latent=True)
         gap = obj - lb
         return LearnResult(w=w, H=H, objective=obj, history=history, converged=converged,
                            runtime_s=time.perf_counter() - t0,
                            info={"learner": f"groupnorm-{self.method}", "reg": self.reg, "C": self.C,
                                  "gap": gap, "lower_bound": lb, "gap_tol": self.gap_tol, "solve_gap": solve_gap,
+                                 "zeroed_blocks": zeroed,
                                  "certified": bool(gap <= self.gap_tol), "fixed_point": bool(fixed),
                                  "block_norms": self.groups.norms(w).tolist(),
                                  "dual_block_norms": None if dual_norms is None else np.asarray(dual_norms).tolist()})
