@@ -35,7 +35,7 @@ NOTEBOOKS := $(wildcard notebooks/*/*.md)
 ## make book: set up, run every target at $(SCALE) (default unless LVMREPRO_SCALE is set), run the benchmarks,
 ## execute every notebook, build the HTML.
 book: setup
-	$(BIN)/lvmrepro run all --scale $(SCALE) --jobs $(JOBS)
+	$(BIN)/lvmrepro run all --scale $(SCALE) --book --jobs $(JOBS)
 	$(PY) benchmarks/run.py --keep-going --json $(LVMREPRO_BENCHMARKS)
 	LVMREPRO_SCALE=$(SCALE) $(BIN)/jupyter-book build . --keep-going -W
 	@echo

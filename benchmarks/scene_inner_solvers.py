@@ -21,7 +21,8 @@ Usage: ``LVMREPRO_DATA=../shared/data python benchmarks/scene_inner_solvers.py -
 
 Measured 2026-11-23 (load average 4.5-6 on 2 cores, ``nice``; CPU seconds of one process; BCFW ``batch=1``):
 
-* ``default`` (300 images, 50 parts, target 1e-3, ``gap_every=5``): step 1 BCFW 110 passes 10.6 CPU s vs the
+* ``default`` as it was then (300 images, 50 parts, PCA 240, target 1e-3, ``gap_every=5``; ``default`` is now the
+  book's quick preview, 75 images and 8 parts): step 1 BCFW 110 passes 10.6 CPU s vs the
   cutting plane 230 passes 10.8 CPU s; warm step 2 BCFW 110 passes 9.9 CPU s vs 151 passes 7.7 CPU s.
 * ``paper`` (1,500 images, 200 parts, target 1e-4, ``gap_every=5``): step 1 BCFW 74 passes 95.7 CPU s vs
   the cutting plane 658 passes 432.1 CPU s (4.5 times the CPU); warm step 2 BCFW 56 passes 69.5 CPU s vs

@@ -53,7 +53,7 @@ def _run_targets(args):
     for name in names:
         given = {k: v for k, v in overrides.items() if k in get_target(name).scales[args.scale]}
         result = run(name, args.scale, out=args.out, jobs=args.jobs, seed=args.seed, force=args.force,
-                     _from_text=True, **given)
+                     book=args.book, _from_text=True, **given)
         summary = ", ".join(f"{c['id']}: {verdicts[c['holds']]}" for c in result["claims"])
         print(f"{name} [{args.scale}] {result['runtime_s']:.1f}s  {summary}")
     return 0
@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--jobs", type=int, default=1, help="parallel trials (-1: all cores)")
     r.add_argument("--seed", type=int, default=0, help="base seed (a non-negative integer)")
     r.add_argument("--force", action="store_true", help="recompute even if a cached result matches")
+    r.add_argument("--book", action="store_true",
+                   help="the book build's parameters: targets whose full protocol does not fit the book's time "
+                        "budget at this scale run their documented reduction (what make book runs)")
     r.add_argument("--scheduler", default=None,
                    help="a Dask scheduler (tcp://HOST:8786) to run the independent trials on; "
                         "default $LVMREPRO_SCHEDULER, else local processes")

@@ -129,6 +129,11 @@ def test_tables_are_computed_from_the_rows(tmp_path):
     xs, ys = br.scaling_series(doc, "scaling_assign", "k")["sklearn"]
     assert xs == [5, 50] and ys == pytest.approx([1.5e-3, 1.5e-2])
     assert br.scaling_series(doc, "scaling_learner", "n_train", "cpu_s")["cccp"] == ([500, 2000], [0.25, 1.0])
+    # a full-size kernel case timed against the vectorised NumPy table only (no per-example reference)
+    full = {**doc["rows"][0], "times_s": {"kernel": {"median": 1e-3}, "numpy_vectorised": {"median": 4e-3}},
+            "ratios": {"numpy_vectorised/kernel": {"median": 4.0}}}
+    (f,) = br.kernels_table({**doc, "rows": [full]})
+    assert f["reference ms"] is None and f["reference / kernel"] is None and f["vectorised NumPy / kernel"] == 4.0
     with pytest.raises(ValueError, match="unknown section"):
         br.rows_of(doc, "nope")
     with pytest.raises(ValueError, match="clock"):

@@ -60,3 +60,14 @@ def test_components_targets_bad_parameters():
         experiments.run("groupnorm.fig3", "smoke", progress=False, ns=[0, 7])
     with pytest.raises(ValueError, match="classes"):
         experiments.run("groupnorm.fig3", "smoke", progress=False, classes=[9])
+
+
+def test_cross_fitted_claims_need_two_folds():
+    """On one fold (the quick default) the claims that choose on the other folds stay, inconclusive, and say why."""
+    from lvmrepro import stats
+    from lvmrepro.experiments.groupnorm.components import _needs_folds
+    empty = stats.paired_claim("x", "x", [], [], better="higher", unit="(class, fold)", threshold=0.01)
+    c = _needs_folds(empty, "n is chosen on the other folds")
+    assert c["holds"] is None and c["n"] == 0 and "two folds" in c["reason"] and "two folds" in c["evidence"]
+    full = stats.paired_claim("x", "x", [0.5] * 6, [0.4] * 6, better="higher", unit="(class, fold)", threshold=0.01)
+    assert _needs_folds(full, "why") == full

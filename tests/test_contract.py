@@ -87,6 +87,36 @@ def test_console_script_runs():
     assert "toy.assign" in out.stdout
 
 
+def test_book_parameters_apply_only_to_book_runs_and_reach_upstream(tmp_path):
+    plain = run("toy.assign", "smoke", out=tmp_path / "plain", progress=False)
+    book = run("toy.assign", "smoke", out=tmp_path / "book", progress=False, book=True)
+    assert len(plain["rows"]) == 3 and len(book["rows"]) == 2 and book["cache_key"] != plain["cache_key"]
+    assert any("book build" in n for n in book["notes"]) and not any("book build" in n for n in plain["notes"])
+    assert len(run("toy.assign", "smoke", out=tmp_path, progress=False, book=True, trials=4)["rows"]) == 4
+    # a target that requires one with book parameters: its upstream and its cache key follow the flag
+    s_plain = run("toy.assign_summary", "smoke", out=tmp_path / "plain", progress=False)
+    s_book = run("toy.assign_summary", "smoke", out=tmp_path / "book", progress=False, book=True)
+    assert s_plain["rows"][0]["problems"] == 3 and s_book["rows"][0]["problems"] == 2
+    assert s_book["cache_key"] != s_plain["cache_key"]
+    assert s_book["rows"][0]["upstream_cache_key"] == book["cache_key"]
+    # no book parameters at this scale: the same result either way
+    assert run("toy.assign", "default", out=tmp_path / "d", progress=False, book=True, trials=2)["cache_key"] == \
+        run("toy.assign", "default", out=tmp_path / "d", progress=False, trials=2)["cache_key"]
+    assert cli.main(["run", "toy.assign_summary", "--scale", "smoke", "--book", "--out", str(tmp_path / "cli")]) == 0
+    assert json.loads((tmp_path / "cli" / "toy.assign_summary.json").read_text())["cache_key"] == s_book["cache_key"]
+    with pytest.raises(ValueError, match="book must be"):
+        run("toy.assign", "smoke", out=tmp_path, progress=False, book="yes")
+
+
+@pytest.mark.parametrize("book, match", [({"huge": {"trials": 1}}, "unknown scale"),
+                                         ({"smoke": {"nope": 1}}, "not a parameter"),
+                                         ({"smoke": {"trials": "many"}}, "trials")])
+def test_bad_book_parameters_fail_at_registration(book, match):
+    from lvmrepro.experiments import target
+    with pytest.raises(ValueError, match=match):
+        target("toy.bad_book", title="x", scales={s: {"trials": 1} for s in SCALES}, book=book)
+
+
 def test_require_uses_the_same_output_folder_and_seed(tmp_path):
     out = tmp_path / "elsewhere"
     res = run("toy.assign_summary", "smoke", out=out, progress=False, seed=3)

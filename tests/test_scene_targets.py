@@ -61,7 +61,7 @@ def test_scene_targets_smoke():
     t4 = run("gmm.table4_scene", "smoke", progress=False)
     assert len(t4["rows"]) == p["random_seeds"] + len(p["lambdas"])
     assert all(t4["rows"][k][m] >= 1 for k in range(len(t4["rows"])) for m in METHODS)
-    # the notebook's reduced paper-scale build reads Table 4 from the Table 3 result: the same rows and claims
+    # the target reads Table 4 from the Table 3 result: the same rows and claims as its body on that result
     from lvmrepro.experiments.gmm.scenes import table4_from
     direct = table4_from(res)
     assert direct["rows"] == t4["rows"] and [c["id"] for c in direct["claims"]] == [c["id"] for c in t4["claims"]]

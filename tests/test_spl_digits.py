@@ -151,3 +151,14 @@ def test_fig3_parameters_are_checked():
         experiments.run("spl.fig3", "smoke", pairs=["1-9"])
     with pytest.raises(ValueError, match="mu"):
         experiments.run("spl.fig3", "smoke", mu=1.0)
+
+
+def test_fig3_every_pair_claims_cannot_hold_on_fewer_pairs():
+    """The quick default scale runs pair 1-7 only: "for every pair" may fail there but not hold."""
+    comp = [r for r in _comp(3.0, test_gap=0.002) if r["pair"] == "1-7"]
+    v = _verdicts(comp)
+    for cid in ("spl-objective-lower-each-pair", "latent-beats-no-latent"):
+        assert v[cid]["holds"] is None and "not run at this scale" in v[cid]["reason"]
+    assert v["spl-test-error-1-7"]["holds"] is True
+    v = _verdicts([r for r in _comp(-3.0, latent_gap=-0.01) if r["pair"] == "1-7"])
+    assert v["latent-beats-no-latent"]["holds"] is False

@@ -68,6 +68,7 @@ class Target:
     requires: tuple = ()
     params: dict = field(default_factory=dict)
     check_params: Callable | None = None
+    book: dict = field(default_factory=dict)
 
     @property
     def paper_id(self) -> str:
@@ -79,13 +80,16 @@ class Target:
 
 def target(name: str, *, title: str, scales: dict[str, dict], paper: Any = None, notebook: str | None = None,
            description: str = "", item: str | None = None, requires=(), params: dict | None = None,
-           check_params: Callable | None = None):
+           check_params: Callable | None = None, book: dict | None = None):
     """Register ``func(ctx)`` as the experiment behind table/figure ``name``.
 
     ``item``: the paper item it reproduces (``"Table 1"``; see :mod:`lvmrepro.papers`; None for targets
     beyond the paper); ``requires``: the targets whose results it reads with :meth:`Context.require`;
     ``params``: parameter types (:mod:`lvmrepro.params`) -- undeclared ones are inferred from the scales;
-    ``check_params(params)``: raises ValueError for combinations no single type can forbid.
+    ``check_params(params)``: raises ValueError for combinations no single type can forbid;
+    ``book``: per scale, the parameters the *book build* overrides (``{"paper": {"n_parts": 25}}``) where the
+    full protocol does not fit the book's time budget -- applied by ``run(..., book=True)`` and
+    ``lvmrepro run --book`` (what ``make book`` runs), never by a plain run; the notebook says so.
     """
     missing = [s for s in SCALES if s not in scales]
     if missing:
@@ -101,12 +105,20 @@ def target(name: str, *, title: str, scales: dict[str, dict], paper: Any = None,
     for s in SCALES:   # the declared types must admit the target's own values
         for k, v in scales[s].items():
             specs[k].check(k, v) if not specs[k].extra.get("opaque") else None
+    book = {s: dict(v) for s, v in (book or {}).items()}
+    for s, overrides in book.items():
+        if s not in SCALES:
+            raise ValueError(f"target {name!r}: book parameters for unknown scale {s!r}")
+        for k, v in overrides.items():
+            if k not in keys:
+                raise ValueError(f"target {name!r}: book parameter {k!r} is not a parameter of the target")
+            specs[k].check(k, v)
 
     def deco(func):
         if name in _TARGETS and _TARGETS[name].func.__module__ != func.__module__:
             raise ValueError(f"target {name!r} registered twice")
         _TARGETS[name] = Target(name, func, title, scales, paper, notebook, description or (func.__doc__ or "").strip(),
-                                item, tuple(requires), specs, check_params)
+                                item, tuple(requires), specs, check_params, book)
         return func
     return deco
 
@@ -134,6 +146,12 @@ def get_target(name: str) -> Target:
     if not isinstance(name, str) or name not in all_targets:
         raise ValueError(f"unknown target {name!r}; valid targets are: {', '.join(all_targets)}")
     return all_targets[name]
+
+
+def book_params(name: str, scale: str) -> dict:
+    """The parameters the book build overrides for target ``name`` at ``scale`` (usually none; see
+    :func:`target`)."""
+    return dict(get_target(name).book.get(check_scale(scale), {}))
 
 
 def check_scale(scale: str) -> str:
@@ -187,6 +205,7 @@ class Context:
     out: Path | None = None
     notes: list = field(default_factory=list)
     upstream: list = field(default_factory=list)
+    book: bool = False
 
     def seeds(self, n: int, key: int = 0) -> list[np.random.SeedSequence]:
         """``n`` independent child seeds of (seed, key): trial i always gets the same stream."""
@@ -214,7 +233,7 @@ class Context:
         if tgt is not None and name not in tgt.requires:
             raise RuntimeError(f"target {self.target!r} reads {name!r} but does not declare it in requires=")
         upstream = run(name, self.scale, out=self.out, jobs=self.jobs, seed=self.seed, progress=self.progress,
-                       _upstream=True)
+                       book=self.book, _upstream=True)
         provenance.record_many(upstream["data"])
         # A reused run's own runtime, so a reader can tell "computed here" from "read from there".
         self.upstream.append({"target": name, "cache_key": upstream["cache_key"],
@@ -266,14 +285,16 @@ def default_out_dir(scale: str) -> Path:
     return Path.cwd() / "results" / scale
 
 
-def cache_key(tgt: Target, scale: str, params: dict, seed: int, _stack=()) -> str:
-    """Key over everything a result depends on, including the keys of the targets it requires."""
+def cache_key(tgt: Target, scale: str, params: dict, seed: int, _stack=(), *, book: bool = False) -> str:
+    """Key over everything a result depends on, including the keys of the targets it requires (with their
+    book parameters when ``book``: the upstream result then differs, so the key must)."""
     if tgt.name in _stack:
         raise RuntimeError(f"targets require each other in a cycle: {' -> '.join(_stack + (tgt.name,))}")
     upstream = {}
     for name in tgt.requires:
         up = get_target(name)
-        upstream[name] = cache_key(up, scale, resolve_params(up, scale, None), seed, _stack + (tgt.name,))
+        up_params = resolve_params(up, scale, up.book.get(scale) if book else None)
+        upstream[name] = cache_key(up, scale, up_params, seed, _stack + (tgt.name,), book=book)
     payload = json.dumps({"target": tgt.name, "scale": scale, "params": to_jsonable(params), "seed": seed,
                           "source": source_hash(), "schema": SCHEMA_VERSION, "upstream": upstream}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
@@ -342,18 +363,27 @@ def verify_data(result: dict) -> None:
 
 
 def run(name: str, scale: str = "default", *, out: str | Path | None = None, jobs: int = 1, seed: int = 0,
-        force: bool = False, progress: bool = True, _upstream: bool = False, _from_text: bool = False,
-        **overrides) -> dict:
-    """Run target ``name`` at ``scale`` (or return its cached result) and return the result dict."""
+        force: bool = False, progress: bool = True, book: bool = False, _upstream: bool = False,
+        _from_text: bool = False, **overrides) -> dict:
+    """Run target ``name`` at ``scale`` (or return its cached result) and return the result dict.
+
+    ``book``: apply the book build's parameters (:func:`book_params`; ``overrides`` still win), here and in
+    every target this one requires."""
     check_scale(scale)
     tgt = get_target(name)
     jobs = check_jobs(jobs)
     seed = check_seed(seed)
+    if not isinstance(book, bool):
+        raise ValueError(f"book must be True or False; got {book!r}")
     params = resolve_params(tgt, scale, overrides, from_text=_from_text)
+    if book and tgt.book.get(scale):
+        given = set(overrides)
+        params = resolve_params(tgt, scale, {**{k: v for k, v in tgt.book[scale].items() if k not in given},
+                                             **{k: params[k] for k in given}})
     out_dir = Path(out) if out is not None else default_out_dir(scale)
     path = out_dir / f"{name}.json"
     check_output_dir(out_dir, path)
-    key = cache_key(tgt, scale, params, seed)
+    key = cache_key(tgt, scale, params, seed, book=book)
     # a result in the output folder with this key, then one in the cache: served if its data still verify
     if not force:
         for candidate in (path, cache_path(name, key)):
@@ -364,7 +394,11 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
                     _publish(path, cached, upstream=_upstream)
                 return cached
     remove_stale_temporaries(out_dir)
-    ctx = Context(target=name, scale=scale, params=params, seed=seed, jobs=jobs, progress=progress, out=out_dir)
+    ctx = Context(target=name, scale=scale, params=params, seed=seed, jobs=jobs, progress=progress, out=out_dir,
+                  book=book)
+    if book and tgt.book.get(scale):
+        ctx.note(f"book build: the {scale} scale with {', '.join(f'{k} = {params[k]}' for k in tgt.book[scale])} "
+                 f"(the target's book parameters; a plain run uses the {scale} scale's own)")
     # the commit is read when the run starts: a checkout that moves during a long run must not relabel it
     commit = git_commit()
     t0 = time.perf_counter()

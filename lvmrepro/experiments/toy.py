@@ -32,7 +32,8 @@ def _check_sizes(p):
 @target("toy.assign", title="Assignment kernel vs NumPy reference (contract self-test)", check_params=_check_sizes,
         scales={"smoke": {"trials": 3, "n": 200, "k": 5, "d": 3},
                 "default": {"trials": 10, "n": 2000, "k": 20, "d": 5},
-                "paper": {"trials": 50, "n": 10000, "k": 50, "d": 10}})
+                "paper": {"trials": 50, "n": 10000, "k": 50, "d": 10}},
+        book={"smoke": {"trials": 2}})   # exercises the book build's parameters (tests/test_contract.py)
 def assign_check(ctx):
     p = ctx.params
     seeds = ctx.seeds(p["trials"])

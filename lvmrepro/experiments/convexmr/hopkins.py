@@ -51,7 +51,9 @@ def _grid_types():
 _GRID = {
     "smoke": {"restarts": 5, "em_sigmas": [0.01], "em_gammas": [1.0, 10000.0], "cvx_gammas": [1.0],
               "tol": 1e-6, "minmin_tol": MINMIN_GAP_TOL, "minmin_iter": 3000},
-    "default": {"restarts": 100, "em_sigmas": [0.01, 0.1], "em_gammas": [1.0, 10000.0], "cvx_gammas": [1.0, 100.0],
+    # default: the quick book's preview -- the paper-scale budget of starts and tolerances, a grid of two settings
+    # per method (the grids stay of equal size); fewer sequences below
+    "default": {"restarts": 100, "em_sigmas": [0.01], "em_gammas": [1.0, 10000.0], "cvx_gammas": [1.0],
                 "tol": 1e-6, "minmin_tol": MINMIN_GAP_TOL, "minmin_iter": 5000},
     "paper": {"restarts": 100, "em_sigmas": [0.003, 0.01, 0.03, 0.1], "em_gammas": [1.0, 10000.0],
               "cvx_gammas": [0.1, 1.0, 10.0, 100.0], "tol": 1e-6, "minmin_tol": MINMIN_GAP_TOL, "minmin_iter": 10000},
@@ -129,10 +131,14 @@ def _hopkins_note(fits):
 
 
 # ---------------------------------------------------------------- protocol (b): the tuning set
+DEFAULT_TUNING = ("arm", "cars5_g12", "1R2TCRT_g12", "1RT2TC_g13", "truck1", "1RT2TC")
+
+
 def _tuning_scales():
     from lvmrepro.datasets.hopkins import TUNING_SET
     return {"smoke": {**_GRID["smoke"], "sequences": ["arm", "cars5_g12"]},
-            "default": {**_GRID["default"], "sequences": list(TUNING_SET)},
+            # default: six of the smaller tuning sequences, two and three motions (a few seconds in all)
+            "default": {**_GRID["default"], "sequences": list(DEFAULT_TUNING)},
             "paper": {**_GRID["paper"], "sequences": list(TUNING_SET)}}
 
 
@@ -401,7 +407,7 @@ def _eligible(tuning_sequences):
 
 _ALL_SCALES = {
     "smoke": {"stride": 1, "sequences": ["kanatani3", "cars9_g12"], "minmin_iter": 3000},
-    "default": {"stride": 8, "sequences": None, "minmin_iter": 5000},
+    "default": {"stride": 25, "sequences": None, "minmin_iter": 5000},    # five sequences: a preview
     "paper": {"stride": 1, "sequences": None, "minmin_iter": 10000},
 }
 ALL_METHODS = ("em", "em_full", "em_hybrid", "em_truth", "maxmin", "minmin")

@@ -110,7 +110,7 @@ _SYN_SCALES = {
     "smoke": {"repeats": 2, "restarts": 5, "sweep_repeats": 2, "sweep_pos": [50.0], "sweep_sym": [10.0],
               "t": 30, "k": 5, "em_sigma": 1.0, "em_gamma": 1.0, "cvx_sigma": 1.0, "cvx_gamma": 1.0, "tol": 1e-6,
               "minmin_iter": 2000},
-    "default": {"repeats": 10, "restarts": 100, "sweep_repeats": 10, "sweep_pos": [3.0, 10.0, 30.0, 50.0, 100.0, 300.0],
+    "default": {"repeats": 10, "restarts": 100, "sweep_repeats": 5, "sweep_pos": [3.0, 10.0, 30.0, 50.0, 100.0, 300.0],
                 "sweep_sym": [10.0, 50.0, 300.0], "t": 30, "k": 5, "em_sigma": 1.0, "em_gamma": 1.0, "cvx_sigma": 1.0,
                 "cvx_gamma": 1.0, "tol": 1e-6, "minmin_iter": 5000},
     "paper": {"repeats": 10, "restarts": 100, "sweep_repeats": 20,

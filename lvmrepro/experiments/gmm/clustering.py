@@ -153,7 +153,10 @@ COMMON_PARAMS = {
 @target("gmm.table1", title="Table 1: k-means vs G-MM (random bounds), 4 data sets x 3 initialisations",
         paper=PAPER_TABLE1, notebook=NB, item="Table 1", params=COMMON_PARAMS,
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31", "Cloud"]},
-                "default": {**COMMON, "trials": 6, "datasets": list(DATASETS)},
+                # default, the quick preview: every cell of the table with 4 trials -- below the 5 samples a
+                # verdict needs, on purpose: with 5 or 6 trials the bootstrap intervals of the best-of-trials and
+                # iteration-ratio claims (here and in gmm.table4_clustering) decided cells that 50 trials leave open
+                "default": {**COMMON, "trials": 4, "datasets": list(DATASETS)},
                 "paper": {**COMMON, "trials": 50, "datasets": list(DATASETS)}})
 def table1(ctx):
     """Mean, std and best of the per-point k-means objective over trials, k-means vs G-MM."""
@@ -321,7 +324,7 @@ RP_PAPER = {"D31": (1.21, 0.05), "GMM-200": (1.85, 0.02), "Cloud": (1470, 8), "N
 @target("gmm.dead_clusters", title="Random partition: dead-cluster rule and walk length vs the paper's G-MM",
         notebook=NB, item="Table 1", params=COMMON_PARAMS,
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31"], "mixed_sweeps": MIXED_SWEEPS},
-                "default": {**COMMON, "trials": 3, "datasets": ["D31", "GMM-200"], "mixed_sweeps": MIXED_SWEEPS},
+                "default": {**COMMON, "trials": 2, "datasets": ["D31", "GMM-200"], "mixed_sweeps": MIXED_SWEEPS},
                 "paper": {**COMMON, "trials": 50, "datasets": ["D31", "GMM-200"], "mixed_sweeps": MIXED_SWEEPS}})
 def dead_clusters(ctx):
     """k-means and G-MM from random partition under three protocols (same initial centres in each):

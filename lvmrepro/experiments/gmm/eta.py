@@ -29,7 +29,7 @@ def _check_params(p):
         notebook="notebooks/gmm/03_eta", item="Figure 2", check_params=_check_params,
         params={**COMMON_PARAMS, "etas": List("float", lo=0, hi=1, min_len=2, help="progress coefficients (0, 1]")},
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31"], "etas": [0.05, 0.5, 1.0]},
-                "default": {**COMMON, "trials": 5, "datasets": ["D31", "GMM-200"], "etas": [0.02, 0.1, 0.3, 1.0]},
+                "default": {**COMMON, "trials": 3, "datasets": ["D31", "GMM-200"], "etas": [0.02, 0.1, 0.3, 1.0]},
                 "paper": {**COMMON, "trials": 50, "datasets": ["D31", "GMM-200"],
                           "etas": [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0]}})
 def fig2(ctx):

@@ -39,7 +39,8 @@ Cost and the book's reduction
 of G-MM random, every column and learner: 63 runs); it is runnable (``lvmrepro run gmm.table3 --scale paper``,
 spread over a Dask cluster with ``--scheduler``) but does not fit the book's 20-minute share on 2 cores
 (measured cost per cutting-plane pass and passes per solve: see the notebook and the closing note of issue 18).
-The paper-scale *book build* therefore runs :data:`BOOK_REDUCTION` on top of the ``paper`` parameters --
+The paper-scale *book build* therefore runs :data:`BOOK_REDUCTION` on top of the ``paper`` parameters (the
+target's ``book`` parameters: ``lvmrepro run --book``, ``experiments.run(..., book=True)``) --
 fewer training images and parts, never fewer columns, learners, seeds or repetitions -- and the notebook says
 so in an admonition; ``lvmrepro run`` at ``paper`` scale is never reduced.
 
@@ -540,9 +541,12 @@ def _scales():
         "smoke": {**common, "classes": ["Coast", "Kitchen", "Street"], "per_class": 4, "test_per_class": 4, "pca_dim": 16, "n_parts": 8,
                   "lam": 0.01, "random_seeds": 2, "repetitions": 2, "eps": 1e-3, "max_iter": 4, "inner_iter": 2000, "first_inner_iter": 2000,
                   "solver_tol": 1e-3, "kmeans_iterations": 5, "example_images": [0, 5], "inner_solver": "cutting_plane"},
-        "default": {**common, "classes": None, "per_class": 20, "test_per_class": 20, "pca_dim": 240, "n_parts": 50, "lam": 0.01,
-                    "random_seeds": 5, "repetitions": 3, "eps": 1e-3, "max_iter": 20, "inner_iter": 300, "first_inner_iter": 3000,
-                    "solver_tol": 1e-3, "example_images": [0, 45, 130, 215], "inner_solver": "cutting_plane"},
+        # the quick preview (about 40 CPU seconds from a fresh cache, CNN features included): every column, learner
+        # and random seed of the table on all 15 classes, with 5 training and 10 test images per class, 8 parts,
+        # 32 dimensions and 2 repetitions of G-MM random
+        "default": {**common, "classes": None, "per_class": 5, "test_per_class": 10, "pca_dim": 32, "n_parts": 8, "lam": 0.01,
+                    "random_seeds": 5, "repetitions": 2, "eps": 1e-3, "max_iter": 20, "inner_iter": 300, "first_inner_iter": 3000,
+                    "solver_tol": 1e-3, "example_images": [0, 20, 45, 70], "inner_solver": "cutting_plane"},
         "paper": {**common, "classes": None, "per_class": None, "test_per_class": None, "pca_dim": 240, "n_parts": 200, "lam": 0.01,
                   "random_seeds": 5, "repetitions": 5, "eps": 1e-4, "max_iter": 150, "inner_iter": 1000, "first_inner_iter": 10000,
                   "solver_tol": 1e-4, "example_images": [0, 320, 650, 1210], "inner_solver": "bcfw"},
@@ -616,7 +620,7 @@ def _per_init(runs, p, method, field):
                 "inner_solver": Choice("cutting_plane", "bcfw", help="the convex steps' solver: the warm-started "
                                        "1-slack cutting plane or block-coordinate Frank-Wolfe (inner_iter and "
                                        "first_inner_iter count its planes or its sweeps)")},
-        check_params=_check)
+        check_params=_check, book={"paper": BOOK_REDUCTION})
 def table3(ctx):
     """Accuracy and training objective of the three learners under every initialisation."""
     p = ctx.params
@@ -849,8 +853,7 @@ def table4_scene(ctx):
 
 
 def table4_from(res: dict) -> dict:
-    """The ``gmm.table4_scene`` rows and claims from a ``gmm.table3`` result (the target's body; the notebook
-    calls it directly on the book's reduced paper-scale run, see :data:`BOOK_REDUCTION`)."""
+    """The ``gmm.table4_scene`` rows and claims from a ``gmm.table3`` result (the target's body)."""
     p = res["params"]
     runs = res["artifacts"]["runs"]
     paper = {r["init"]: r for r in PAPER_TABLE4_SCENE["rows"]}

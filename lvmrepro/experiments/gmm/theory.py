@@ -99,7 +99,7 @@ def _fig1_run(args) -> float:
         item="Theorem 1",
         params={**COMMON_PARAMS, "etas": List("float", lo=0, hi=1, help="progress coefficients (0, 1]")},
         scales={"smoke": {**COMMON, "trials": 1, "datasets": ["D31"], "etas": [0.02, 0.3]},
-                "default": {**COMMON, "trials": 3, "datasets": ["D31", "Cloud"], "etas": [0.02, 0.1, 0.5]},
+                "default": {**COMMON, "trials": 2, "datasets": ["D31", "Cloud"], "etas": [0.02, 0.1, 0.5]},
                 "paper": {**COMMON, "trials": 10, "datasets": ["D31", "Cloud", "GMM-200"], "etas": [0.02, 0.1, 0.5]}})
 def theorem1(ctx):
     """On every run: eta * sum d_t <= v_0 - v_T <= F(w_0) - F_* (F_* = 0), d_T < eps, and the

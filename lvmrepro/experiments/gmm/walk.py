@@ -22,7 +22,7 @@ from lvmrepro.gmm.kmeans import KMeansFamily, gmm_kmeans
                 "mix_sweeps": List("int", lo=1, min_len=3, help="walk lengths of the mixing curves (increasing)")},
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31"], "sweeps": [1, 20], "mix_datasets": ["D31"],
                           "mix_sweeps": [1, 4, 16, 64]},
-                "default": {**COMMON, "trials": 4, "datasets": ["D31", "Cloud"], "sweeps": [1, 5, 20, 100],
+                "default": {**COMMON, "trials": 2, "datasets": ["D31", "Cloud"], "sweeps": [1, 5, 20, 100],
                             "mix_datasets": ["D31", "Cloud", "GMM-200"],
                             "mix_sweeps": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]},
                 "paper": {**COMMON, "trials": 20, "datasets": ["D31", "Cloud", "GMM-200"], "sweeps": [1, 5, 20, 100, 300],

@@ -262,6 +262,15 @@ def fig3_claims(comp, p, n_test) -> list[dict]:
         "test error than the model without the latent rotation (paired over C; paper: 'across all "
         "experiments for both learning methods').", cells, unit="C value within a (pair, learner)",
         evidence_prefix="threshold one test image per cell; "), "item": "Figure 3"})
+    # "On each pair" / "for every pair" are statements about the paper's four pairs: a run on fewer of them
+    # (the quick default scale) can refute them but not confirm them.
+    missing = [q for q in PAIRS if q not in pairs]
+    if missing:
+        for c in out:
+            if c["id"].startswith(("spl-objective-lower-each-pair", "latent-beats-no-latent")) and c["holds"]:
+                c["holds"] = None
+                c["reason"] = (f"holds on the pairs run ({', '.join(pairs)}) but the statement covers all four; "
+                               f"{', '.join(missing)} not run at this scale")
     return out
 
 
@@ -333,8 +342,12 @@ _COMMON = {"eps": 0.001, "eps_converged": 1e-5, "max_iter_converged": 2000, "mu"
         notebook="notebooks/spl/02_digits", paper=PAPER_FIG3, item="Figure 3",
         params=FIG3_PARAMS, check_params=check_fig3_params,
         scales={"smoke": {"pairs": ["1-7"], "C": [25.0, 100.0], "n_train": 120, "n_test": 300, **_COMMON},
-                "default": {"pairs": list(PAIRS), "C": [25.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0],
-                            "n_train": 1000, "n_test": None, **_COMMON},
+                # the quick book build: one of the four pairs, 1-7 (the pair with a claim of its own; a pair's
+                # rotated features cost about 10 CPU-s in a fresh cache before any run, and its 21 runs at 500
+                # training images about 60 CPU-s on a loaded machine, most of it the converged continuations),
+                # all seven C values and the full test set, so that the figure keeps its rows
+                "default": {"pairs": ["1-7"], "C": [25.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0],
+                            "n_train": 500, "n_test": None, **_COMMON},
                 "paper": {"pairs": list(PAIRS), "C": [25.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0],
                           "n_train": None, "n_test": None, **_COMMON}})
 def fig3(ctx):
