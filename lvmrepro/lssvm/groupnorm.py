@@ -549,9 +549,9 @@ class GroupNormLSSVM:
                                                 "moved": moved, "inexact_masters": inexact, "zeroed": zeroed})
 
     def _sparsify(self, w, obj, ceiling, evaluate, store=None, keep_latent=False):
-        """``w`` with its smallest non-zero blocks set to exactly zero, one at a time in increasing norm, while
-        the exact objective stays at most ``ceiling`` (and, with ``keep_latent``, re-imputing would change no
-        latent value); returns ``(w, objective, blocks zeroed)``.
+        """``w`` with blocks set to exactly zero, one at a time in increasing norm (each kept zero if the exact
+        objective stays at most ``ceiling`` (and, with ``keep_latent``, re-imputing would change no
+        latent value, else restored); returns ``(w, objective, blocks zeroed)``.
 
         The bundle's best point blends master solutions (the in-out step), so a block that is zero in the
         master's solutions can be merely tiny there.  With ``ceiling`` = lower bound + tolerance, a block
@@ -568,7 +568,7 @@ class GroupNormLSSVM:
             if store is not None:
                 store.add(ghat, b)
             if val > ceiling or (keep_latent and evaluate.changes(trial) > 0):
-                break
+                continue      # this block stays; a larger one may still fit under the ceiling
             w, obj, zeroed = trial, val, zeroed + 1
         return w, obj, zeroed
 
@@ -712,8 +712,16 @@ class GroupNormLSSVM:
             # set to exactly zero while the objective stays within gap_tol of the bound (it may end up above
             # the last history row's objective, by less than gap_tol) and re-imputing still changes nothing.
             # Done only here, after the alternation: zeroing blocks along the way steers Algorithm 1 to other
-            # (sparser, worse) fixed points.
-            w, obj, zeroed = self._sparsify(w, obj, lb + self.gap_tol, self._evaluator(X, Y, H), keep_latent=True)
+            # (sparser, worse) fixed points.  A gap close to gap_tol leaves no room for that: the solve is
+            # first continued to half of gap_tol (its point is taken if it is still a fixed point).
+            evaluate = self._evaluator(X, Y, H)
+            if obj - lb > 0.5 * self.gap_tol:
+                more = self._inner_bundle(w, X, Y, H, store, tol=0.5 * self.gap_tol)
+                if more.dual > lb:
+                    lb, dual_norms = more.dual, more.info["dual_block_norms"]
+                if more.primal <= obj and evaluate.changes(more.w) == 0:
+                    w, obj = more.w, more.primal
+            w, obj, zeroed = self._sparsify(w, obj, lb + self.gap_tol, evaluate, keep_latent=True)
         gap = obj - lb
         return LearnResult(w=w, H=H, objective=obj, history=history, converged=converged,
                            runtime_s=time.perf_counter() - t0,
