@@ -22,7 +22,7 @@ def test_groupnorm_targets_smoke():
     sub = np.array([r["norm"] for r in main if r["method"] == "subgradient"])
     assert cert.min() == 0.0 and cert.max() > 0        # whole blocks exactly zero, not all of them
     for r in f2["rows"]:
-        assert 1 <= r["fit_iterations"] <= p["max_iter"]
+        assert 1 <= r["fit_iterations"] <= (p["cert_max_iter"] if r["method"] == "bundle" else p["max_iter"])
         if r["method"] == "bundle":      # every certified fit: at a latent fixed point, gap within tolerance
             assert r["fit_converged"] and 0 <= r["fit_gap"] <= p["gap_tol"]
     summary = f2["artifacts"]["summary"] + f2["artifacts"]["lam_sensitivity"]
@@ -148,3 +148,12 @@ def test_parameters_are_checked_before_any_work():
         experiments.run("groupnorm.fig2", "smoke", lam=-1.0)
     with pytest.raises(ValueError, match="repeats"):
         experiments.run("groupnorm.table2", "smoke", repeats=0)
+
+
+def test_fixed_point_evidence_says_what_stopped_a_fit():
+    at = {"pair": "3-8", "lam": 1 / 255, "iterations": 69, "fixed_point": True, "gap": 9e-8}
+    assert "fixed point, gap 9.00e-08" in D._fixed_point_evidence(at)
+    capped = {**at, "iterations": 100, "fixed_point": False, "gap": 6e-6, "solve_gap": 9e-8, "last_h_changes": 11}
+    text = D._fixed_point_evidence(capped)
+    assert "NOT a fixed point" in text and "changed 11 latent values" in text and "9.00e-08" in text and "6.00e-06" in text
+    assert D.above_1pct([0.0, 1e-9, 0.5, 1.0]) == 2 and D.above_1pct([0.0, 0.0]) == 0

@@ -198,3 +198,119 @@ def test_certified_bad_inputs():
     GroupNormLSSVM(m, G[:5], reg="elastic")    # eq. 6 is fine with them
     with pytest.raises(ValueError, match="w0"):
         GroupNormLSSVM(m, G).solve_inner(*data(n=10), np.zeros(10, int), w0=np.zeros(3))
+
+
+# ----------------------------------------------------------------------------- the master problem and the plane store
+def _random_planes(m, rng, K=12, scale=0.3):
+    G = np.vstack([np.zeros(m.size_w), scale * rng.standard_normal((K, m.size_w))])
+    b = np.concatenate([[0.0], rng.random(K)])
+    return G, b
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_master_dual_form_matches_cvxpy_and_the_primal_form(seed):
+    """The master ``min_w sum_p lam ||w_p|| + C max_k (b_k + G_k.w)``: its dual-form solution (working set of
+    groups, plane weights as variables) against cvxpy on the explicit problem and against the primal form;
+    the weights' bound equals the optimum (the master is solved, not just bounded)."""
+    cp = pytest.importorskip("cvxpy")
+    m = groupnorm_digit_model()
+    Gi = groupnorm_blocks(m)
+    rng = np.random.default_rng(seed)
+    G, b = _random_planes(m, rng)
+    lam, C = 0.05, 2.0
+    gn = GroupNormLSSVM(m, Gi, lam=lam, C=C, gap_tol=1e-8)
+    w = cp.Variable(m.size_w)
+    prob = cp.Problem(cp.Minimize(lam * sum(cp.norm(w[g], 2) for g in Gi) + C * cp.max(b + G @ w)))
+    prob.solve(solver="CLARABEL")
+    value = lambda v: lam * block_norms(v, Gi).sum() + C * np.max(b + G @ v)   # noqa: E731
+    for form in (gn._master_dual, gn._master_primal):
+        gn._ws = None
+        gn._master_on = form
+        w_k, beta, ok = gn._master(G, b)
+        assert ok and beta.min() >= 0 and beta.sum() == pytest.approx(1.0)
+        assert value(w_k) == pytest.approx(prob.value, abs=1e-7)
+        assert gn.lower_bound(beta, G, b) == pytest.approx(prob.value, abs=1e-7)
+        assert gn.lower_bound(beta, G, b) <= value(w_k) + 1e-9
+        # exact zeros where cvxpy's blocks are (numerically) zero
+        ref = block_norms(w.value, Gi)
+        assert np.array_equal(block_norms(w_k, Gi) > 0, ref > 1e-5 * ref.max())
+
+
+def test_plane_store_ages_out_planes_an_interior_point_solution_barely_weights():
+    """Interior-point weights are never exactly zero: a plane whose weight stays below USED times the largest
+    is dropped after ``max_age`` masters; the newest plane and the planes in use are kept."""
+    from lvmrepro.lssvm.groupnorm import USED, PlaneStore
+    store = PlaneStore(4, max_age=2)
+    for k in range(5):
+        store.add(np.full(4, float(k)), float(k))
+    beta = np.array([0.0, 0.5, 1e-3 * USED, 0.5, 1e-2 * USED, 1e-9])   # zero plane, then the five planes
+    store.mark(beta)
+    store.mark(beta)
+    assert len(store) == 5            # unused for two masters: not yet stale
+    store.mark(beta)
+    assert len(store) == 3 and list(store.b) == [0.0, 2.0, 4.0]
+
+
+def test_a_fit_stopped_by_its_budget_ends_with_a_certified_solve_and_an_honest_final_gap():
+    """The last solve the budget allows runs to gap_tol (its gap is ``solve_gap``, for the latent values it
+    was given).  If re-imputing then still changes latent values, the fit is not at a fixed point, and
+    ``gap`` is how far the returned w is from the optimum for the returned (re-imputed) latent values: a
+    valid bound (below cvxpy's optimum), not the last solve's gap."""
+    F, Y = data(n=80, seed=7)
+    m = groupnorm_digit_model()
+    G = groupnorm_blocks(m)
+    H0 = np.random.default_rng(0).integers(0, 11, len(Y))        # far from a fixed point
+    res = GroupNormLSSVM(m, G, lam=0.05, C=1.0, eps=1e-12, max_iter=1, gap_tol=1e-8).fit(F, Y, H0=H0)
+    last = res.history[-1]
+    assert res.n_iter == 1 and last["gap"] <= 1e-8 and res.info["solve_gap"] == last["gap"]
+    assert last["h_changes"] > 0 and not res.info["fixed_point"] and not res.converged
+    _, opt = cvx_inner(F, Y, res.H, lam=0.05, C=1.0)
+    assert res.info["lower_bound"] <= opt + 1e-7
+    assert res.info["gap"] == pytest.approx(res.objective - res.info["lower_bound"])
+    assert res.objective - opt <= res.info["gap"] + 1e-7 and res.info["gap"] > 1e-8
+    # the returned latent values are a completion of the returned w (ties between zero blocks keep the old value)
+    s = _scores(res.w, F)[np.arange(len(Y)), Y]
+    assert np.array_equal(s[np.arange(len(Y)), res.H], s.max(axis=1))
+
+
+def test_certifying_solve_hands_back_only_after_a_loose_solves_work():
+    """A certifying solve (gap_tol) with ``stop_on_change`` stops early only once its gap is below the loose
+    tolerance and re-imputing at its best point would change a latent value."""
+    F, Y = data(n=80, seed=7)
+    m = groupnorm_digit_model()
+    G = groupnorm_blocks(m)
+    gn = GroupNormLSSVM(m, G, lam=0.05, C=1.0, gap_tol=1e-10)
+    from lvmrepro.lssvm.groupnorm import PlaneStore
+    H = np.random.default_rng(0).integers(0, 11, len(Y))        # far from a fixed point
+    res = gn._inner_bundle(np.zeros(m.size_w), F, Y, H, PlaneStore(m.size_w, 10), stop_on_change=1e-3)
+    assert res.info["moved"] and not res.converged and 1e-10 < res.gap <= 1e-3
+    assert np.any(direct_impute(res.w, F, Y) != H)
+    full = gn._inner_bundle(np.zeros(m.size_w), F, Y, H, PlaneStore(m.size_w, 10))
+    assert full.converged and full.gap <= 1e-10 and full.passes > res.passes
+
+
+def test_a_certified_solve_returns_exact_zeros_for_blocks_below_its_certificate():
+    """Tiny blocks (here 1e-9 of noise on the optimum's zero blocks) are not left in a solution certified to
+    gap_tol: blocks are zeroed while the exact objective stays within the certificate, and a solve from such a
+    point still ends with the optimum's zero blocks exactly zero."""
+    F, Y = data(n=60, seed=3)
+    m = groupnorm_digit_model()
+    G = groupnorm_blocks(m)
+    H = np.full(len(Y), 5)
+    gn = GroupNormLSSVM(m, G, lam=0.05, C=1.0, gap_tol=1e-8)
+    ref = gn.solve_inner(F, Y, H)
+    zero = block_norms(ref.w, G) == 0
+    assert zero.sum() >= 5
+    w0 = ref.w.copy()
+    w0[G[zero]] = 1e-9 * np.random.default_rng(0).standard_normal(G[zero].shape)
+    evaluate = gn._evaluator(F, Y, H)
+    w, obj, zeroed = gn._sparsify(w0, evaluate(w0)[0], ref.dual + 1e-8, evaluate)
+    assert zeroed == zero.sum() and np.array_equal(block_norms(w, G) == 0, zero)
+    assert obj == pytest.approx(0.05 * block_norms(w, G).sum() + direct_objective(w, F, Y, H, lam=0.0, C=1.0), rel=1e-12)
+    assert obj - ref.dual <= 1e-8
+    # a ceiling below what zeroing costs keeps the block
+    big = int(np.argmax(block_norms(ref.w, G)))
+    _, _, none = gn._sparsify(ref.w, ref.primal, ref.primal, evaluate)
+    assert none == 0 and block_norms(ref.w, G)[big] > 0
+    res = gn.solve_inner(F, Y, H, w0=w0)
+    assert res.converged and res.gap <= 1e-8 and np.all(block_norms(res.w, G)[zero] == 0)

@@ -42,11 +42,13 @@ def fig2_reading(fig2: dict) -> str:
                k for k, s in cert.items() if not (s["fixed_point"] and s["certified"])) + "; see the table)")
         + " (outer iterations: " + ", ".join(f"{k} {s['iterations']}" for k, s in cert.items()) + ").",
         "* *The paper's stopping rule.* Stopped by the relative-change rule (eps = " + f"{p['eps']:g}), the same "
-        "certified fits would have kept " + ", ".join(f"{k} {s['nonzero_at_paper_rule']}" for k, s in cert.items())
-        + " non-zero blocks: " + ("the stopping rule does not change the counts." if all(
-            s["nonzero_at_paper_rule"] == s["nonzero"] for s in cert.values())
+        "certified fits would have had " + ", ".join(
+            f"{k} {s['above_1pct_at_paper_rule']} (outer iteration {s['paper_rule_iteration']})" for k, s in cert.items())
+        + " blocks above 1% of the largest, against " + ", ".join(f"{k} {s['above_1pct_of_max']}" for k, s in cert.items())
+        + " at the fixed point: " + ("the stopping rule does not change these counts." if all(
+            s["above_1pct_at_paper_rule"] == s["above_1pct_of_max"] for s in cert.values())
             else "the stopping rule changes the counts of " + ", ".join(
-                k for k, s in cert.items() if s["nonzero_at_paper_rule"] != s["nonzero"]) + "."),
+                k for k, s in cert.items() if s["above_1pct_at_paper_rule"] != s["above_1pct_of_max"]) + "."),
     ]
     if sub:
         lines.append(
