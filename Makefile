@@ -24,15 +24,16 @@ export MPLCONFIGDIR ?= $(abspath build/matplotlib)
 # falls back to Agg by itself outside Jupyter.
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 JOBS ?= 2
-# The book's scale: `default` unless LVMREPRO_SCALE says otherwise (e.g. LVMREPRO_SCALE=paper make book).
-SCALE := $(or $(LVMREPRO_SCALE),default)
+# The book's scale: the papers' protocol (`paper`) unless LVMREPRO_SCALE says otherwise
+# (LVMREPRO_SCALE=default make book is the quick preview).
+SCALE := $(or $(LVMREPRO_SCALE),paper)
 
 KERNELS := $(wildcard lvmrepro/_kernels/*.pyx)
 NOTEBOOKS := $(wildcard notebooks/*/*.md)
 
 .PHONY: book test setup results nbval-notebooks clean benchmark
 
-## make book: set up, run every target at $(SCALE) (default unless LVMREPRO_SCALE is set), run the benchmarks,
+## make book: set up, run every target at $(SCALE) (paper unless LVMREPRO_SCALE is set), run the benchmarks,
 ## execute every notebook, build the HTML.
 book: setup
 	$(BIN)/lvmrepro run all --scale $(SCALE) --book --jobs $(JOBS)
