@@ -44,8 +44,9 @@ def compact(x: float) -> str:
 
 
 def pm(mean, std, fmt="{:.3f}", best=None) -> str:
-    """``"mean ± std"`` (and ``" (best b)"`` when ``best`` is given), one format for all."""
-    text = f"{number(mean, fmt)} ± {number(std, fmt)}"
+    """``"mean ± std"`` (and ``" (best b)"`` when ``best`` is given), one format for all; a ``std`` of
+    ``None`` (one sample: no spread to show) gives the mean alone."""
+    text = number(mean, fmt) if std is None else f"{number(mean, fmt)} ± {number(std, fmt)}"
     return text if best is None else f"{text} (best {number(best, fmt)})"
 
 

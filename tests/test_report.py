@@ -8,6 +8,7 @@ def test_pm_formats_mean_std_and_best_alike():
     assert report.pm(1.23456, 0.1, "{:.2f}") == "1.23 ± 0.10"
     assert report.pm(1.23456, 0.1, ".1f", best=1.0) == "1.2 ± 0.1 (best 1.0)"
     assert report.pm(5, 2, "{}") == "5 ± 2"
+    assert report.pm(1.23456, None, "{:.2f}") == "1.23"     # one sample: no spread to show
 
 
 def test_vs_paper_gives_two_adjacent_cells():
