@@ -160,6 +160,23 @@ def show_provenance(result: dict):
     show(f'<p style="font-size:85%;color:#555">{html.escape(provenance(result))}</p>')
 
 
+def own_runtime_s(result: dict) -> float:
+    """Seconds of the target's own computation: its ``runtime_s`` includes the upstream targets it computed
+    (not those it read from the cache), so a sum of ``runtime_s`` over a build counts them twice.  Result
+    files written before ``own_runtime_s`` was recorded: minus the upstream runtimes created during the run."""
+    if "own_runtime_s" in result:
+        return float(result["own_runtime_s"])
+    import datetime as dt
+    runtime = float(result.get("runtime_s", 0.0))
+    try:
+        end = dt.datetime.fromisoformat(result["created"]).timestamp()
+    except (KeyError, TypeError, ValueError):
+        return runtime
+    inner = sum(float(u.get("runtime_s", 0.0)) for u in result.get("upstream", [])
+                if u.get("created") and dt.datetime.fromisoformat(u["created"]).timestamp() > end - runtime)
+    return max(0.0, runtime - inner)
+
+
 def load_results(results_dir) -> list[dict]:
     out = []
     for path in sorted(Path(results_dir).glob("*.json")):

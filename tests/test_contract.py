@@ -46,7 +46,7 @@ def test_smoke_run_writes_valid_json(tmp_path):
 def test_same_seed_same_json_and_cache(tmp_path):
     a = run("toy.assign", "smoke", out=tmp_path / "a", progress=False)
     b = run("toy.assign", "smoke", out=tmp_path / "b", progress=False, jobs=2)
-    strip = lambda r: {k: v for k, v in r.items() if k not in {"runtime_s", "created", "jobs"}}
+    strip = lambda r: {k: v for k, v in r.items() if k not in {"runtime_s", "own_runtime_s", "created", "jobs"}}
     assert strip(a) == strip(b)
     c = run("toy.assign", "smoke", out=tmp_path / "a", progress=False)
     assert c["created"] == a["created"] and c["runtime_s"] == a["runtime_s"]  # served from the cache
@@ -141,3 +141,12 @@ def test_git_commit_is_read_at_run_start(tmp_path, monkeypatch):
     res = run("toy.assign", "smoke", out=tmp_path, progress=False, force=True)
     assert res["git_commit"] == "a" * 40
     assert any("checkout changed during the run" in n for n in res["notes"])
+
+
+def test_own_runtime_leaves_out_the_upstream_computed_on_the_way(tmp_path):
+    summary = run("toy.assign_summary", "smoke", out=tmp_path, progress=False, seed=12345)
+    upstream = json.loads((tmp_path / "toy.assign.json").read_text())
+    assert summary["upstream"][0]["target"] == "toy.assign"
+    # computed inside the summary's run: its time is in runtime_s but not in own_runtime_s
+    assert 0.0 <= summary["own_runtime_s"] <= summary["runtime_s"] - upstream["runtime_s"] + 1e-6
+    assert upstream["own_runtime_s"] == upstream["runtime_s"]        # no upstream of its own

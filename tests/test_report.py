@@ -56,3 +56,13 @@ def test_paper_columns_are_marked_for_the_style_sheet():
     out = report.table_html([{"x (ours)": 1, "x (paper)": 2}])
     assert '<th class="lvm-paper-col">x (paper)</th>' in out and '<td class="lvm-paper-col">2</td>' in out
     assert "<th>x (ours)</th>" in out
+
+
+def test_own_runtime_of_result_files_with_and_without_the_field():
+    assert report.own_runtime_s({"runtime_s": 10.0, "own_runtime_s": 2.5}) == 2.5
+    # older files: minus the upstream runs created during this one (not those read from the cache)
+    old = {"runtime_s": 100.0, "created": "2026-11-23T10:01:40+00:00",
+           "upstream": [{"target": "a", "runtime_s": 60.0, "created": "2026-11-23T10:01:00+00:00"},
+                        {"target": "b", "runtime_s": 30.0, "created": "2026-11-23T09:59:59+00:00"}]}
+    assert report.own_runtime_s(old) == 40.0
+    assert report.own_runtime_s({"runtime_s": 3.0}) == 3.0

@@ -206,6 +206,8 @@ class Context:
     notes: list = field(default_factory=list)
     upstream: list = field(default_factory=list)
     book: bool = False
+    #: seconds spent in :meth:`require` (computing or reading upstream results): not this target's own work
+    upstream_s: float = 0.0
 
     def seeds(self, n: int, key: int = 0) -> list[np.random.SeedSequence]:
         """``n`` independent child seeds of (seed, key): trial i always gets the same stream."""
@@ -232,8 +234,10 @@ class Context:
         tgt = _TARGETS.get(self.target)
         if tgt is not None and name not in tgt.requires:
             raise RuntimeError(f"target {self.target!r} reads {name!r} but does not declare it in requires=")
+        t0 = time.perf_counter()
         upstream = run(name, self.scale, out=self.out, jobs=self.jobs, seed=self.seed, progress=self.progress,
                        book=self.book, _upstream=True)
+        self.upstream_s += time.perf_counter() - t0
         provenance.record_many(upstream["data"])
         # A reused run's own runtime, so a reader can tell "computed here" from "read from there".
         self.upstream.append({"target": name, "cache_key": upstream["cache_key"],
@@ -420,6 +424,8 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
         "seeds": {"base": seed, **out_obj.get("seeds", {})},
         "data": [{"name": n, "sha256": s} for n, s in sorted(data_files.items())],
         "runtime_s": runtime,
+        # the run without the upstream targets it computed: summing these over a build counts no work twice
+        "own_runtime_s": max(0.0, runtime - ctx.upstream_s),
         "jobs": jobs,
         "version": package_version(),
         "git_commit": commit,
