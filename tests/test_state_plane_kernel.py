@@ -5,37 +5,13 @@ from hypothesis import given, settings, strategies as st
 from lvmrepro._kernels import state_plane, state_plane_ref
 from lvmrepro.lssvm import EnumerableStatesModel, GroupNormLSSVM, StateFeatures
 
+from enumerable_problems import enumerable_problems
+
 
 @st.composite
 def problems(draw):
-    n = draw(st.integers(1, 30))
-    L = draw(st.integers(1, 4))
-    A = draw(st.integers(1, 6))
-    d = draw(st.integers(1, 6))
-    layout = draw(st.sampled_from(["label", "state"]))
-    rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
-    integer = draw(st.booleans())   # small integers create exact ties
-    if layout == "label":
-        offsets = np.repeat((np.arange(L) * d)[:, None], A, axis=1)
-    else:
-        offsets = (np.arange(L)[:, None] * A + np.arange(A)[None, :]) * d
-    disabled = rng.random((L, A)) < 0.2
-    disabled[:, 0] = False   # every label keeps one state
-    offsets = np.where(disabled, -1, offsets)
-    if integer:
-        F = rng.integers(-2, 3, (n, A, d)).astype(float)
-        w = rng.integers(-2, 3, offsets.max() + d).astype(float)
-    else:
-        F = rng.standard_normal((n, A, d))
-        w = rng.standard_normal(offsets.max() + d)
-    valid = None
-    if draw(st.booleans()):
-        valid = rng.random((n, A)) < 0.7
-        valid[:, 0] = True
-    Y = rng.integers(0, L, n)
-    H = np.zeros(n, dtype=np.int64)     # state (y, 0) is always enabled and valid
-    loss = rng.random((L, L)) * 2
-    np.fill_diagonal(loss, 0)
+    offsets, d, F, w, valid, Y, loss = draw(enumerable_problems(max_d=6))
+    H = np.zeros(len(Y), dtype=np.int64)     # state (y, 0) is always enabled and valid
     return offsets, d, F, w, valid, Y, H, loss
 
 
