@@ -1,4 +1,4 @@
-"""Command line: ``lvmrepro list | run | rerun | fetch``.
+"""Command line: ``lvmrepro list | run | rerun | fetch | store``.
 
 Every anticipated error -- an unknown target or scale, a parameter value its type does not allow, an
 output folder that cannot be written, a missing or corrupt data file -- is one line
@@ -86,6 +86,13 @@ def cmd_fetch(args) -> int:
     return 0
 
 
+def cmd_store(args) -> int:
+    from lvmrepro import stored
+    dest = stored.store(args.result, overwrite=args.overwrite)
+    print(f"stored as {dest}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lvmrepro", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -117,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("fetch", help="locate and verify registered data files (by name prefix)")
     f.add_argument("prefix", nargs="?", default="")
     f.set_defaults(func=cmd_fetch)
+
+    s = sub.add_parser("store", help="keep a result whose run is too long for the book build (the paper's full "
+                                     "protocol of a reduced target) in the package, to be shown beside the build's run")
+    s.add_argument("result", type=Path, help="a result file of a plain run at a scale's own parameters")
+    s.add_argument("--overwrite", action="store_true", help="replace a stored result of the same target and scale")
+    s.set_defaults(func=cmd_store)
     return p
 
 

@@ -55,7 +55,7 @@ def test_random_corruptions_of_array_arguments(data):
     ["run", "toy.assign", "-p", "trials", "1e999"], ["run", "toy.assign", "-p", "n", "[1,2]"],
     ["run", "toy.assign", "--scale", ""], ["run", "", "--scale", "smoke"], ["fetch", "nothing/at/all"],
     ["run", "toy.assign", "--scale", "smoke", "-p", "trials", "\x00"], ["rerun", "no/such/notebook.md"],
-    ["rerun", "README.md"],
+    ["rerun", "README.md"], ["store", "no/such/result.json"], ["store", "README.md"], ["store", "pyproject.toml"],
 ])
 def test_cli_hostile_arguments_are_one_line_errors(argv, capsys):
     from lvmrepro import cli

@@ -55,6 +55,9 @@ def test_scene_targets_smoke():
     status = run_cache_status("smoke")
     assert len(status["runs"]) == n_runs and all(r["done"] for r in status["runs"] + status["firsts"])
     assert sorted(r["iterations"] for r in status["runs"]) == sorted(r["iterations"] for r in runs)
+    # the result names the run cache's code key, which a stored run is compared against (lvmrepro.stored)
+    from lvmrepro.experiments.gmm.scenes import run_source_tag
+    assert res["artifacts"]["run_code"] == run_source_tag()
     ex = res["artifacts"]["examples"]
     assert ex and set(ex[0]["H_final"]) == set(METHODS)
     assert len(PAPER_TABLE3["rows"]) == 15

@@ -716,7 +716,10 @@ def _table3_result(ctx, p, runs, tasks, init_info, firsts, inits):
                                            ("solver", "passes", "gap", "converged", "seconds")},
                                            "w_norm": float(np.linalg.norm(f["w"]))}
                                           for (col, s, _), f in zip(inits, firsts)],
-                          "n_test": n_test, "n_train": len(data.y_train)},
+                          "n_test": n_test, "n_train": len(data.y_train),
+                          # the run cache's code key: a stored run (lvmrepro.stored) says whether its runs used the
+                          # code of the checkout that shows it
+                          "run_code": run_source_tag()},
             "notes": notes}
 
 

@@ -1,0 +1,97 @@
+"""Stored runs (lvmrepro.stored): only a valid result of a scale's own parameters, from a commit, is kept and shown."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from lvmrepro import experiments, stored
+
+
+@pytest.fixture
+def store_dir(tmp_path, monkeypatch):
+    d = tmp_path / "stored_runs"
+    monkeypatch.setattr(stored, "STORED_DIR", d)
+    return d
+
+
+def _toy_result(tmp_path, **overrides):
+    res = experiments.run("toy.assign", "smoke", out=tmp_path / "out", progress=False, **overrides)
+    res = dict(res, git_commit="0123456789abcdef0123456789abcdef01234567")   # as if run from a commit
+    path = tmp_path / "toy.assign.json"
+    path.write_text(json.dumps(res))
+    return res, path
+
+
+def test_store_and_load_round_trip(tmp_path, store_dir):
+    res, path = _toy_result(tmp_path)
+    dest = stored.store(path)
+    assert dest == store_dir / "toy.assign.smoke.json" and stored.exists("toy.assign", "smoke")
+    back = stored.load("toy.assign", "smoke")
+    assert back["rows"] == res["rows"] and back["claims"] == res["claims"]
+    assert stored.differences(back) == []
+    with pytest.raises(ValueError, match="exists"):
+        stored.store(path)
+    assert stored.store(path, overwrite=True) == dest
+
+
+def test_store_refuses_overridden_parameters(tmp_path, store_dir):
+    _, path = _toy_result(tmp_path, n=150)
+    with pytest.raises(ValueError, match=r"other parameters than the scale's own \(n\)"):
+        stored.store(path)
+    assert not store_dir.exists() or not any(store_dir.iterdir())
+
+
+def test_store_refuses_a_dirty_checkout_and_invalid_files(tmp_path, store_dir):
+    res, path = _toy_result(tmp_path)
+    path.write_text(json.dumps(dict(res, git_commit=res["git_commit"] + "-dirty")))
+    with pytest.raises(ValueError, match="uncommitted"):
+        stored.store(path)
+    path.write_text(json.dumps({k: v for k, v in res.items() if k != "claims"}))
+    with pytest.raises(ValueError, match="not a valid result"):
+        stored.store(path)
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="not a JSON result"):
+        stored.store(path)
+    with pytest.raises(FileNotFoundError):
+        stored.store(tmp_path / "absent.json")
+
+
+def test_load_missing_or_stale(tmp_path, store_dir, monkeypatch):
+    with pytest.raises(FileNotFoundError, match="lvmrepro store"):
+        stored.load("toy.assign", "smoke")
+    with pytest.raises(ValueError, match="unknown target"):
+        stored.load("toy.nothing", "smoke")
+    _, path = _toy_result(tmp_path)
+    stored.store(path)
+    # the scale's parameters change after the run was stored: it is refused, naming the parameter
+    tgt = experiments.get_target("toy.assign")
+    monkeypatch.setitem(tgt.scales, "smoke", {**tgt.scales["smoke"], "trials": 4})
+    with pytest.raises(ValueError, match=r"\(trials\)"):
+        stored.load("toy.assign", "smoke")
+
+
+def test_differences_names_changed_data(tmp_path, store_dir):
+    res, _ = _toy_result(tmp_path)
+    res = dict(res, data=[{"name": "cnn/efficientnet_lite0_features.onnx", "sha256": "0" * 64},
+                          {"name": "nowhere/file.bin", "sha256": "0" * 64}])
+    diff = stored.differences(res)
+    assert any("another checksum" in d for d in diff) and any("no longer registered" in d for d in diff)
+
+
+def test_every_stored_run_in_the_package_is_current():
+    """A stored run is shown in the book: it must be valid, of the scale's own parameters and of the registered
+    data (a change of either must come with a new run, or the page says the stored run is stale)."""
+    files = sorted(stored.STORED_DIR.glob("*.json"))
+    for f in files:
+        name, scale = f.name[:-len(".json")].rsplit(".", 1)
+        res = stored.load(name, scale)
+        assert not res["git_commit"].endswith("-dirty")
+        assert stored.differences(res) == []
+
+
+def test_cli_store_error_is_one_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "lvmrepro", "store", str(tmp_path / "absent.json")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("lvmrepro: error:")
