@@ -100,6 +100,10 @@ def _decision(c: dict) -> str:
         bits.append(f"p = {c['p']:.3g}")
     if c.get("ci"):
         bits.append(f"95% CI [{c['ci'][0]:.3g}, {c['ci'][1]:.3g}]")
+    pe, thr = c.get("paper_effect"), c.get("threshold")
+    if pe is not None and isinstance(thr, (int, float)) and pe > thr:
+        # stats.paired_claim's rule: a claim carrying the paper's effect fails when the interval lies wholly below it
+        bits.append(f"tested against the paper's effect {pe:.3g}: an interval wholly below it does not hold")
     if c.get("holds") is None and c.get("reason"):
         bits.append(f"inconclusive: {c['reason']}")
     return "; ".join(bits)

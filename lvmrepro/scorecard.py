@@ -30,14 +30,28 @@ def _results(results_dir) -> dict:
 
 
 def _claim_line(c: dict) -> dict:
-    return {"id": c["id"], "statement": c["statement"], "state": CLAIM_STATE[c["holds"]],
+    state = "not testable here" if c.get("test") == "not testable here" else CLAIM_STATE[c["holds"]]
+    return {"id": c["id"], "statement": c["statement"], "state": state,
             "evidence": c.get("evidence", ""), "n": c.get("n"), "p": c.get("p"), "test": c.get("test"),
             "reason": c.get("reason")}
 
 
+def _scale_label(st: dict, results: dict) -> str:
+    """The scales of an item's results; "paper (book reduction)" where a result ran the target's documented
+    reduction of the paper scale (the book build of a protocol that does not fit its time budget)."""
+    labels = []
+    for t in st.get("targets", []):
+        r = results[t]
+        reduced = any(str(n).startswith("book build:") for n in r.get("notes", []))
+        label = f"{r['scale']} (book reduction)" if reduced else r["scale"]
+        if label not in labels:
+            labels.append(label)
+    return ", ".join(labels)
+
+
 def collect(results_dir) -> list[dict]:
     """One item per item of the four papers, in the papers' order, with its state and its claims."""
-    from lvmrepro.papers import ITEMS, item_state
+    from lvmrepro.papers import ITEMS, STAND_INS, item_state
     results = _results(results_dir)
     out = []
     for item in ITEMS:
@@ -46,7 +60,8 @@ def collect(results_dir) -> list[dict]:
         n_claims = len(st["claims"])
         tally = {}
         for c in st["claims"]:
-            tally[CLAIM_STATE[c["holds"]]] = tally.get(CLAIM_STATE[c["holds"]], 0) + 1
+            state = _claim_line(c)["state"]
+            tally[state] = tally.get(state, 0) + 1
         parts = [f"{n} {k}" for k, n in tally.items()]
         if st["checks"]:
             parts.append(f"checks {sum(c['passed'] for c in st['checks'])} of {len(st['checks'])} pass")
@@ -56,7 +71,9 @@ def collect(results_dir) -> list[dict]:
         out.append({"paper": item.paper, "item": item.label, "statement": f"{item.label}: {item.description}",
                     "state": st["state"], "target": ", ".join(st["targets"] or item.targets),
                     "notebook": first.get("notebook") if first else None,
-                    "scale": ", ".join(st.get("scale", [])), "evidence": evidence,
+                    "scale": _scale_label(st, results), "evidence": evidence,
+                    "stand_in": "; ".join(sorted({STAND_INS[t] for t in st["targets"] or item.targets
+                                                  if t in STAND_INS})),
                     "claims": [_claim_line(c) for c in st["claims"]], "reason": st["reason"]})
     return out
 
@@ -111,16 +128,16 @@ def run_facts(results_dir) -> dict:
 # Known states, best first: (colour, one-line meaning). Today's claim verdicts and the item states
 # of the verdict rules both have a place here, so either kind of result file renders.
 STATES = {
-    "reproduced": ("#1a7f37", "every claim of the item holds"),
+    "reproduced": ("#1a7f37", "every testable claim of the item holds"),
     "checked": ("#1a7f37", "no empirical claim to test; every check of our implementation passes"),
     "holds": ("#1a7f37", "our run supports the paper's claim"),
     "partly reproduced": ("#9a6700", "some claims hold, others do not"),
-    "not reproduced": ("#cf222e", "no claim of the item holds"),
+    "not reproduced": ("#cf222e", "no testable claim of the item holds"),
     "does not hold": ("#cf222e", "our run contradicts the paper's claim"),
     "inconclusive": ("#6e7781", "too few samples or too small an effect to decide"),
     "undecided": ("#6e7781", "our run cannot decide the claim"),
     "check failed": ("#cf222e", "a check of our implementation failed"),
-    "not testable here": ("#57606a", "the data or setting is not available here"),
+    "not testable here": ("#57606a", "the data or setting is not available here, or the statement cannot be tested"),
     "not yet implemented": ("#57606a", "planned, not yet run"),
     "passes": ("#1a7f37", "the check passed"),
     "fails": ("#cf222e", "the check failed"),
@@ -193,12 +210,15 @@ def _item_row(item: dict, prefix: str, show_scale: bool) -> str:
     if item.get("notebook"):
         target = f'<a href="{prefix}{html.escape(item["notebook"])}.html">{target}</a>'
     scale = f"<br><small>{html.escape(item['scale'])}</small>" if show_scale and item.get("scale") else ""
+    if item.get("stand_in"):
+        scale += (f'<br><small class="lvm-stand-in" title="{html.escape(item["stand_in"])}">stand-in data: '
+                  f"{html.escape(item['stand_in'])}</small>")
     claims = item.get("claims") or []
     detail = html.escape(item.get("evidence", ""))
     if claims:
         lines = "".join(f"<li>{state_badge(c['state'])} {html.escape(c['statement'])}"
                         f"<br><small>{html.escape(c['evidence'])}"
-                        f"{(' — ' + html.escape(c['reason'])) if c.get('reason') and c['state'] == 'inconclusive' else ''}"
+                        f"{(' — ' + html.escape(c['reason'])) if c.get('reason') and c['state'] != 'holds' and c['reason'] != c['evidence'] else ''}"
                         f"</small></li>" for c in claims)
         detail += f'<ul class="lvm-claims">{lines}</ul>'
     return (f'<tr class="lvm-item" data-state="{html.escape(item["state"])}">'

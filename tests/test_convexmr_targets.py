@@ -119,3 +119,21 @@ def test_setting_choice_rules():
 def test_tuning_refuses_relatives_of_table1():
     with pytest.raises(ValueError, match="share point tracks"):
         experiments.run("convexmr.tuning", "smoke", progress=False, sequences=["arm", "cars2_07_g12"])
+
+
+def test_runtime_order_claim_is_a_band_on_the_ratio():
+    """'In the order of 3 to 4 times slower' is a magnitude: far slower refutes it as surely as faster does."""
+    import numpy as np
+    from lvmrepro.experiments import validate_result
+    from lvmrepro.experiments.convexmr.runtime import BAND, _order_claim
+    em = np.ones(5)
+    inside = _order_claim(np.array([3.0, 3.5, 4.0, 3.2, 3.8]), em, "")
+    above = _order_claim(np.array([23.0, 64.0, 15.0, 64.0, 44.0]), em, "")
+    below = _order_claim(np.full(5, 0.5 * BAND[0]), em, "")
+    mixed = _order_claim(np.array([3.0, 3.0, 3.0, 3.0, 20.0]), em, "")
+    few = _order_claim(np.array([3.0, 3.5, 4.0]), np.ones(3), "")
+    assert (inside["holds"], above["holds"], below["holds"], mixed["holds"], few["holds"]) == (True, False, False, None, None)
+    assert above["p"] == below["p"] == 1 / 32 and mixed["reason"] and few["reason"]
+    for c in (inside, above, mixed, few):
+        validate_result({"target": "convexmr.runtime", "scale": "smoke", "seeds": {}, "data": [], "runtime_s": 0.0,
+                         "version": "0", "git_commit": "x", "rows": [], "claims": [c], "paper": None})

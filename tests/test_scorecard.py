@@ -107,3 +107,23 @@ def test_front_page_states_scale_runtime_and_links():
 
 def test_no_results_says_how_to_make_them():
     assert "make book" in scorecard.render_html([])
+
+
+def test_stand_in_items_and_book_reductions_are_marked(tmp_path):
+    """An item run on stand-in data says so, and a result of the book's reduction of the paper scale is not
+    labelled as the paper scale; an untestable claim is shown as such, not as inconclusive."""
+    t3 = _result("gmm.table3", [True], scale="paper")
+    t3["notes"] = ["book build: the paper scale with per_class = 15 (the target's book parameters)"]
+    t3["claims"].append({"id": "u", "statement": "qualitative", "holds": None, "test": "not testable here",
+                         "evidence": "why", "reason": "why"})
+    t1 = _result("gmm.table1", [True], scale="paper")
+    for res in (t3, t1):
+        (tmp_path / f"{res['target']}.json").write_text(json.dumps(res))
+    by = {(i["paper"], i["item"]): i for i in scorecard.collect(tmp_path)}
+    scene, clustering = by[("gmm", "Table 3")], by[("gmm", "Table 1")]
+    assert scene["scale"] == "paper (book reduction)" and "15-Scene" in scene["stand_in"]
+    assert clustering["scale"] == "paper" and clustering["stand_in"] == ""
+    assert scene["state"] == "reproduced" and [c["state"] for c in scene["claims"]] == ["holds", "not testable here"]
+    assert "1 not testable here" in scene["evidence"]
+    row = scorecard._item_row(scene, "", True)
+    assert "stand-in data: 15-Scene" in row and "paper (book reduction)" in row and row.count(">why<") <= 1

@@ -794,15 +794,6 @@ def _claims(p, runs, one_image):
         np.log10(np.maximum(sel, 1e-9)), np.log10(np.maximum(mini, 1e-9)), better="lower", unit=unit,
         threshold=1.0, names=("sampling", "optimising"), what="log10 seconds per run", test="sign",
         note=f"mean seconds per run: sampling {np.nanmean(sel):.3g}, optimising {np.nanmean(mini):.3g}"))
-    gmm_runs = [r for r in runs if r["method"] != "CCP"]
-    n_conv = sum(r["converged"] for r in gmm_runs)
-    claims.append(claim(
-        "gmm-converges", "G-MM converges in every run (section 4: 'in all our experiments we observe that G-MM "
-        "converges').", True if n_conv == len(gmm_runs) else None,
-        f"{n_conv} of {len(gmm_runs)} G-MM runs stopped by d_t < eps = {p['eps']:g} within max_iter = {p['max_iter']}",
-        test="every run stops by d_t < eps within max_iter", n=len(gmm_runs),
-        reason=None if n_conv == len(gmm_runs) else
-        f"{len(gmm_runs) - n_conv} runs reached max_iter = {p['max_iter']} first (not evidence of divergence)"))
     return claims
 
 
@@ -817,6 +808,9 @@ def _checks(p, runs, firsts):
     unit = "BCFW sweeps" if p["inner_solver"] == "bcfw" else "cutting planes"
     solvers = sorted({s["solver"] for r in runs for s in r.get("solve_log", []) if "solver" in s}
                      | {f["solver"] for f in firsts if "solver" in f})
+    # (section 4's "G-MM converges in all our experiments" is neither a claim nor a check here: Theorem 1
+    # guarantees that Algorithm 1 stops, gmm.theorem1 checks it, and the notes and Table 4 count the runs that
+    # stopped by d_t < eps within max_iter -- at the smaller scales max_iter is cut on purpose)
     return [
         stats.check("bounds-valid", "Every bound of every run is valid, b_t(w_{t-1}) <= v_{t-1} (enforced by the G-MM "
                     "driver, which raises otherwise).", min_slack >= -1e-9 * max(1.0, abs(min_slack)),
