@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
+from lvmrepro.stats import plural
 
 VERDICT = {True: ("holds", "#1a7f37"), False: ("does not hold", "#cf222e"), None: ("inconclusive", "#9a6700")}
 
@@ -95,7 +96,7 @@ def _decision(c: dict) -> str:
     if c.get("test") and c["test"] != "legacy":
         bits.append(c["test"])
     if c.get("n") is not None:
-        bits.append(f"n = {c['n']}" + (f" {c['unit']}s" if c.get("unit") else ""))
+        bits.append(f"n = {c['n']}" + (f" {plural(c['unit'])}" if c.get("unit") else ""))
     if c.get("p") is not None:
         bits.append(f"p = {c['p']:.3g}")
     if c.get("ci"):

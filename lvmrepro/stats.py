@@ -90,6 +90,18 @@ def bootstrap_ci(d, *, level: float = 0.95, n_boot: int = 4000, seed: int = 0) -
     return float(lo), float(hi)
 
 
+def plural(unit: str) -> str:
+    """The plural of a unit of replication: its first word pluralised ("trial (same centres)" -> "trials (same
+    centres)"), or "samples (class, fold)" for a unit that is only a parenthesis."""
+    unit = str(unit).strip()
+    if not unit:
+        return "samples"
+    if unit.startswith("("):
+        return f"samples {unit}"
+    head, sep, rest = unit.partition(" ")
+    return (head if head.endswith("s") else head + "s") + sep + rest
+
+
 def _fmt(x) -> str:
     return "nan" if x is None or not np.isfinite(x) else f"{x:.4g}"
 
@@ -135,7 +147,7 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
            "threshold": threshold, "paper_effect": paper_effect}
     wins, losses, ties = int(np.sum(d > 0)), int(np.sum(d < 0)), int(np.sum(d == 0))
     a_name, b_name = names
-    head = (f"{n} paired {unit}s: {a_name} better in {wins}, worse in {losses}, tied in {ties}"
+    head = (f"{n} paired {plural(unit)}: {a_name} better in {wins}, worse in {losses}, tied in {ties}"
             + (f" ({dropped} pairs without a value dropped)" if dropped else ""))
     if n == 0:
         return {**out, "holds": None, "p": None, "p_reverse": None, "ci": None, "effect": None,

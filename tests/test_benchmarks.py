@@ -151,7 +151,9 @@ def test_learners_table_says_what_is_not_measured(tmp_path):
     results = {"spl.table2": {"scale": "default", "params": {"splits": [1, 2]},
                               "rows": [{"method": "CCCP", "runtime_s_mean": 20.0}, {"method": "SPL", "runtime_s_mean": 30.0}]},
                "convexmr.runtime": {"scale": "default", "params": {"repeats": 3},
-                                    "rows": [{"method": m, "seconds_median": v} for m, v in
+                                    # two sequences: the row must show two_cranes', not the last sequence's
+                                    "rows": [{"sequence": sq, "method": m, "seconds_median": v * f} for sq, f in
+                                             (("two_cranes", 1.0), ("articulated", 10.0)) for m, v in
                                              (("em", 0.4), ("maxmin", 0.01), ("minmin", 0.3))]}}
     by = {r["experiment"].split(" (")[0]: r for r in br.learners_table(doc, results)}
     assert by["SPL digits"]["ours"].startswith("3 s / 6 s")

@@ -66,3 +66,12 @@ def test_own_runtime_of_result_files_with_and_without_the_field():
                         {"target": "b", "runtime_s": 30.0, "created": "2026-11-23T09:59:59+00:00"}]}
     assert report.own_runtime_s(old) == 40.0
     assert report.own_runtime_s({"runtime_s": 3.0}) == 3.0
+
+
+def test_units_are_pluralised_readably():
+    from lvmrepro.stats import paired_claim, plural
+    assert plural("trial") == "trials" and plural("sequences") == "sequences"
+    assert plural("run (split x initialisation)") == "runs (split x initialisation)"
+    assert plural("(class, fold)") == "samples (class, fold)"
+    c = paired_claim("x", "s", [1, 2, 3], [0, 0, 0], better="higher", unit="trial (same centres)", threshold=0)
+    assert c["evidence"].startswith("3 paired trials (same centres): ")

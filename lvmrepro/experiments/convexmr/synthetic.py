@@ -233,7 +233,8 @@ def fig1(ctx):
         note=f"Chance: the mean error of {CHANCE_DRAWS} random permutations of the true labels per data set.")
     check = stats.check("fig1-is-the-first-data-set", "Figure 1 shows the first data set of convexmr.synthetic's "
                         "verdict run (its labels re-score to the stored error rates).", same,
-                        f"{len(rows)} panels re-scored", n=len(rows))
+                        f"the memberships of {len(rows)} methods re-scored ({', '.join(r['method'] for r in rows)}); "
+                        "the figure draws a subset of them", n=len(rows))
     return {"rows": rows, "seeds": syn["seeds"], "claims": [claim], "checks": [check],
             "artifacts": {"x": first["x"], "y": first["y"], "labels": {"truth": first["truth"], **first["labels"]},
                           "reading": syn["artifacts"]["reading"], "synthetic_created": syn["created"]}}

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.stats import ALPHA, MIN_PAIRS
+from lvmrepro.stats import ALPHA, MIN_PAIRS, plural
 
 
 def _fmt(x) -> str:
@@ -60,7 +60,7 @@ def best_claim(id: str, statement: str, a, b, *, unit: str, rel_threshold: float
     fails = float(np.mean(boot <= rel_threshold) if strict else np.mean(boot < -rel_threshold))
     ci = [float(x) for x in np.quantile(boot, [0.025, 0.975])]
     a_name, b_name = names
-    ev = (f"{n} paired {unit}s: best {a_name} {_fmt(float(a.min()))}, best {b_name} {_fmt(float(b.min()))}; "
+    ev = (f"{n} paired {plural(unit)}: best {a_name} {_fmt(float(a.min()))}, best {b_name} {_fmt(float(b.min()))}; "
           f"relative difference {_fmt(effect)} (95% bootstrap interval {_fmt(ci[0])} to {_fmt(ci[1])}); "
           + (f"{a_name}'s best is not lower than {b_name}'s by more than {_fmt(rel_threshold)}" if strict else
              f"{a_name}'s best is worse than {b_name}'s by more than {_fmt(rel_threshold)}")
@@ -95,7 +95,7 @@ def band_claim(id: str, statement: str, stat, samples, lo: float, hi: float, *, 
     idx = rng.integers(0, n, size=(n_boot, n))
     boot = np.array([stat(*(x[i] for x in arrays)) for i in idx])
     ci = [float(x) for x in np.quantile(boot, [0.025, 0.975])]
-    ev = (f"{what} {_fmt(value)} over {n} {unit}s (95% bootstrap interval {_fmt(ci[0])} to {_fmt(ci[1])}); "
+    ev = (f"{what} {_fmt(value)} over {n} {plural(unit)} (95% bootstrap interval {_fmt(ci[0])} to {_fmt(ci[1])}); "
           f"band [{_fmt(lo)}, {_fmt(hi)}]")
     out.update({"ci": ci, "effect": value, "evidence": ev + "."})
     if n < MIN_PAIRS:
