@@ -317,7 +317,9 @@ def normalisation(rows, names) -> dict:
 
 
 # --------------------------------------------------------------------------- dead clusters
-MIXED_SWEEPS = {"D31": 100, "GMM-200": 500, "Cloud": 100, "Norm-25": 100}
+# "a walk long enough to mix": at least the length gmm.walk measures at paper scale to reach 90 % of the plateau on
+# its doubling grid (D31 64, Cloud 32, GMM-200 512 sweeps); GMM-200 was 500, short of that grid point
+MIXED_SWEEPS = {"D31": 100, "GMM-200": 512, "Cloud": 100, "Norm-25": 100}
 RP_PAPER = {"D31": (1.21, 0.05), "GMM-200": (1.85, 0.02), "Cloud": (1470, 8), "Norm-25": (2.0e4, 0)}
 
 

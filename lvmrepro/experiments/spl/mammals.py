@@ -256,11 +256,14 @@ def spl_fig4(ctx):
     stopped = {int(r["split"]): bool(r["SPL"]["converged"]) for r in res["artifacts"]["runs"]}
     ends = {k: seq[-1] == n for k, seq in per_iter.items() if stopped[k]}
     checks = [
-        {**stats.check("fig4-first-selection", "SPL's first selection holds more than half of the images (the "
-                       "paper's rule for K0).", bool(n_sel) and n_sel[0] > n / 2,
-                       f"split {p['record_split']}: {n_sel[0] if n_sel else 0} of {n}; first per-iteration "
-                       "selection of every split: " + ", ".join(f"{seq[0]}" for seq in per_iter.values()),
-                       n=len(per_iter)), "item": "Figure 4"},
+        {**stats.check("fig4-first-selection", "SPL's first convex solve uses more than half of the images (the "
+                       "paper's rule for K0, applied at the initial parameters).", bool(n_sel) and n_sel[0] > n / 2,
+                       f"split {p['record_split']} (the recorded split; the others record per-iteration counts only): "
+                       f"the first solve selects {n_sel[0] if n_sel else 0} of {n}. After the first outer "
+                       "iteration's alternate convex search (which re-selects at the updated parameters) the "
+                       "selection of every split is " + ", ".join(f"{seq[0]}" for seq in per_iter.values())
+                       + ": it can fall below half there, which the rule for K0 does not govern",
+                       n=1), "item": "Figure 4"},
         {**stats.check("fig4-ends-all", "Every SPL run that stops by its rule ends with every image selected.",
                        all(ends.values()), f"{sum(ends.values())} of {len(ends)} runs stopped by the rule; "
                        f"{len(per_iter) - len(ends)} hit the iteration cap.", n=len(ends)),
