@@ -58,10 +58,10 @@ def collect(results_dir) -> list[dict]:
         st = item_state(item, results)
         first = results.get(st["targets"][0]) if st["targets"] else None
         n_claims = len(st["claims"])
+        lines = [_claim_line(c) for c in st["claims"]]
         tally = {}
-        for c in st["claims"]:
-            state = _claim_line(c)["state"]
-            tally[state] = tally.get(state, 0) + 1
+        for c in lines:
+            tally[c["state"]] = tally.get(c["state"], 0) + 1
         parts = [f"{n} {k}" for k, n in tally.items()]
         if st["checks"]:
             parts.append(f"checks {sum(c['passed'] for c in st['checks'])} of {len(st['checks'])} pass")
@@ -74,7 +74,7 @@ def collect(results_dir) -> list[dict]:
                     "scale": _scale_label(st, results), "evidence": evidence,
                     "stand_in": "; ".join(sorted({STAND_INS[t] for t in st["targets"] or item.targets
                                                   if t in STAND_INS})),
-                    "claims": [_claim_line(c) for c in st["claims"]], "reason": st["reason"]})
+                    "claims": lines, "reason": st["reason"]})
     return out
 
 

@@ -8,8 +8,8 @@ runs), and its result file is kept in the package (``lvmrepro/stored_runs/TARGET
 date and cost; it is never counted in the scorecard, which counts what the build ran.
 
 A stored result is accepted only if it passes the result contract and used the scale's own parameters
-(not the book's reduction, not an override); :func:`differences` says what has changed since it was made
-(parameters of the scale, data checksums), so that a page never shows a stale stored run unlabelled.
+(not the book's reduction, not an override; :func:`load` refuses one whose scale has changed since), and
+:func:`differences` names the data files whose registered checksum has changed, so that a page never shows a stale stored run unlabelled.
 """
 from __future__ import annotations
 
@@ -38,6 +38,8 @@ def _read(file: Path) -> dict:
         raise FileNotFoundError(f"no result file at {file}") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{file} is not a JSON result file ({exc.__class__.__name__}: {exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{file} must hold a JSON object")
     return data
 
 
@@ -59,8 +61,6 @@ def _check(data: dict, where) -> dict:
 def store(result_file, *, overwrite: bool = False) -> Path:
     """Validate the result file ``result_file`` and copy it to :data:`STORED_DIR`; return the new path."""
     data = _read(result_file)
-    if not isinstance(data, dict):
-        raise ValueError(f"{result_file} must hold a JSON object")
     _check(data, result_file)
     if str(data.get("git_commit", "")).endswith("-dirty") or data.get("git_commit") == "unknown":
         raise ValueError(f"{result_file} was made from a checkout with uncommitted changes ({data['git_commit']}); "
@@ -80,8 +80,6 @@ def load(name: str, scale: str = "paper") -> dict:
         raise FileNotFoundError(f"no stored {scale}-scale run of {name} ({file}); make one with "
                                 f"`lvmrepro run {name} --scale {scale}` and `lvmrepro store RESULT.json`")
     data = _read(file)
-    if not isinstance(data, dict):
-        raise ValueError(f"{file} must hold a JSON object")
     return _check(data, file)
 
 
