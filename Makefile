@@ -28,7 +28,7 @@ JOBS ?= 2
 # (LVMREPRO_SCALE=default make book is the quick preview).
 SCALE := $(or $(LVMREPRO_SCALE),paper)
 
-KERNELS := $(wildcard lvmrepro/_kernels/*.pyx lvmrepro/_kernels/*.pxd)
+KERNELS := $(wildcard lvmrepro/engine/_kernels/*.pyx lvmrepro/engine/_kernels/*.pxd)
 NOTEBOOKS := $(wildcard notebooks/*/*.md)
 
 .PHONY: book test setup results nbval-notebooks clean benchmark

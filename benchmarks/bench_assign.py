@@ -1,6 +1,6 @@
 """Nearest-centre assignment (one Lloyd assignment pass) on the four G-MM Table 1 data sets.
 
-* ``kernels``: the validated public entry (``lvmrepro.kernels.assign_nearest``) against its NumPy
+* ``kernels``: the validated public entry (``lvmrepro.engine.kernels.assign_nearest``) against its NumPy
   reference (the loop's arithmetic over the whole (n, k) array, bit for bit the same result).
 * ``assign_vs_sklearn``: the compiled kernel against scikit-learn's single-threaded Lloyd iteration
   (``lloyd_iter_chunked_dense``, assignment and centre update, the baseline of issue 14) and against
@@ -15,10 +15,10 @@ Centres: k-means++ (seed 0), as in the G-MM experiments.
 """
 import numpy as np
 
-from lvmrepro._kernels import assign as _assign
+from lvmrepro.engine._kernels import assign as _assign
 from lvmrepro.experiments.gmm.clustering import DATASETS, K, load
-from lvmrepro.gmm.init import kmeanspp
-from lvmrepro.kernels import assign_nearest
+from lvmrepro.engine.gmm.init import kmeanspp
+from lvmrepro.engine.kernels import assign_nearest
 
 
 def _sklearn_iteration(X, C, update_centers=True):
@@ -59,7 +59,7 @@ def _table1_cases(quick):
         n, d = X.shape
         params = {"dataset": name, "n": n, "k": k, "d": d}
         cases.append({"section": "kernels", "name": f"assign_nearest {name}", "params": params,
-                      "reference": "lvmrepro._kernels.assign_ref (same bits)",
+                      "reference": "lvmrepro.engine._kernels.assign_ref (same bits)",
                       "timed": {"kernel": lambda X=X, C=C: assign_nearest(X, C),
                                 "reference": lambda X=X, C=C: assign_nearest(X, C, backend="numpy")},
                       "ratios": [("reference", "kernel")], "rounds": 3 if quick else 7})

@@ -24,14 +24,14 @@ C = 300.0
 
 @lru_cache(maxsize=1)
 def _data():
-    from lvmrepro.datasets.digits import load_digit_pair
+    from lvmrepro.tasks.digits.data import load_digit_pair
     d = load_digit_pair(*PAIR)
     return d.F_train, d.y_train
 
 
 def _fit(method, n_train=None, log=None):
-    from lvmrepro.lssvm import CCCP, DualCoordinateDescent, SelfPaced, StateFeatures
-    from lvmrepro.lssvm.models.digits import spl_digit_model
+    from lvmrepro.engine.lssvm import CCCP, DualCoordinateDescent, SelfPaced, StateFeatures
+    from lvmrepro.tasks.digits.model import spl_digit_model
     F, Y = _data()
     if n_train is not None:
         keep = np.sort(np.random.default_rng(0).permutation(len(Y))[:n_train])

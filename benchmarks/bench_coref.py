@@ -1,8 +1,8 @@
 """Coreference forest kernels against their NumPy references on one synthetic 300-mention document."""
 import numpy as np
 
-from lvmrepro.coref import forest as fo
-from lvmrepro.coref.features import n_pairs
+from lvmrepro.tasks.coref import forest as fo
+from lvmrepro.tasks.coref.features import n_pairs
 
 _N = 300
 _rng = np.random.default_rng(0)

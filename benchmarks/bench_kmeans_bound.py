@@ -3,11 +3,11 @@ their NumPy twins, on the two largest G-MM Table 1 data sets (k-means++ centres,
 assignment, as inside an iteration).  Both return the same bits; the twins allocate (n, d) temporaries."""
 import numpy as np
 
-from lvmrepro._kernels import kmeans_bound as _kb
-from lvmrepro._kernels import kmeans_bound_ref as _kb_ref
+from lvmrepro.engine._kernels import kmeans_bound as _kb
+from lvmrepro.engine._kernels import kmeans_bound_ref as _kb_ref
 from lvmrepro.experiments.gmm.clustering import K, load
-from lvmrepro.gmm.init import kmeanspp
-from lvmrepro.kernels import assign_nearest
+from lvmrepro.engine.gmm.init import kmeanspp
+from lvmrepro.engine.kernels import assign_nearest
 
 
 def _iteration(impl, X, C, z):
@@ -29,7 +29,7 @@ def cases(quick):
         z, _ = assign_nearest(X, C)
         out.append({"section": "kernels", "name": f"kmeans_bound b_z + centres + b_z {name}",
                     "params": {"dataset": name, "n": X.shape[0], "k": K[name], "d": X.shape[1]},
-                    "reference": "lvmrepro._kernels.kmeans_bound_ref (NumPy, same bits)",
+                    "reference": "lvmrepro.engine._kernels.kmeans_bound_ref (NumPy, same bits)",
                     "timed": {"kernel": _iteration(_kb, X, C, z), "reference": _iteration(_kb_ref, X, C, z)},
                     "ratios": [("reference", "kernel")], "rounds": 3 if quick else 5,
                     "inner": {"kernel": 20, "reference": 5}})

@@ -5,9 +5,9 @@ fully vectorised NumPy version (one einsum over all examples and states), the st
 """
 import numpy as np
 
-from lvmrepro._kernels import latent_search, latent_search_ref
-from lvmrepro.lssvm.models.digits import groupnorm_digit_model
-from lvmrepro.lssvm import EnumerableStatesModel
+from lvmrepro.engine._kernels import latent_search, latent_search_ref
+from lvmrepro.tasks.digits.model import groupnorm_digit_model
+from lvmrepro.engine.lssvm import EnumerableStatesModel
 
 _rng = np.random.default_rng(0)
 
@@ -36,7 +36,7 @@ _LAYOUTS = {
 
 def cases(quick):
     return [{"section": "kernels", "name": f"latent_search {name}", "params": {"layout": layout},
-             "reference": "lvmrepro._kernels.latent_search_ref (per example); also fully vectorised NumPy",
+             "reference": "lvmrepro.engine._kernels.latent_search_ref (per example); also fully vectorised NumPy",
              "timed": {"kernel": call(latent_search.state_argmax), "reference": call(latent_search_ref.state_argmax),
                        "numpy_vectorised": call(latent_search_ref.state_argmax_vectorized)},
              "ratios": [("reference", "kernel"), ("numpy_vectorised", "kernel")], "rounds": 3 if quick else 5,

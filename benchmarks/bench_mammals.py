@@ -1,13 +1,13 @@
-"""Mammals latent search: the ragged BLAS search (lvmrepro.lssvm.models.mammals) vs the plain
+"""Mammals latent search: the ragged BLAS search (lvmrepro.tasks.mammals.model) vs the plain
 per-example reference, and vs the engine's Cython kernel on the same data padded to a dense layout.
 
 Synthetic data with the real shape of one training split (245 images, 1-345 positions, 1260-dim HOG).
 """
 import numpy as np
 
-from lvmrepro._kernels import latent_search
-from lvmrepro.lssvm import EnumerableStatesModel
-from lvmrepro.lssvm.models.mammals import MammalsModel, RaggedFeatures, latent_search_reference
+from lvmrepro.engine._kernels import latent_search
+from lvmrepro.engine.lssvm import EnumerableStatesModel
+from lvmrepro.tasks.mammals.model import MammalsModel, RaggedFeatures, latent_search_reference
 
 _rng = np.random.default_rng(0)
 _D = 1260

@@ -16,8 +16,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from lvmrepro._kernels import motif_dcd, motif_dcd_ref, motif_scan, motif_scan_ref
-from lvmrepro.lssvm.models.motif import probe_motif_model
+from lvmrepro.engine._kernels import motif_dcd, motif_dcd_ref, motif_scan, motif_scan_ref
+from lvmrepro.tasks.motifs.model import probe_motif_model
 
 _N, _N_REF = 21_000, 1_000
 C, EPS = 150.0, 1e-3
@@ -72,8 +72,8 @@ def _fold():
 
 def _learner(method, log):
     from lvmrepro.experiments.spl.motifs import svmstruct_first_solve
-    from lvmrepro.lssvm import CCCP, SelfPaced, error_rate
-    from lvmrepro.lssvm.models.motif_dcd import MotifDualCD
+    from lvmrepro.engine.lssvm import CCCP, SelfPaced, error_rate
+    from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD
     X, Y, Xt, Yt, _ = _fold()
     model = probe_motif_model(10, 3)
     H0 = model.init_latent(X, Y, rng=np.random.default_rng(0))
@@ -90,7 +90,7 @@ def cases(quick):
     model = _synthetic()[0]
     out = [
         {"section": "kernels", "name": f"motif_scan best starts ({_N_REF} seqs x {model.n_starts} starts, m=10, k=3)",
-         "reference": "lvmrepro._kernels.motif_scan_ref (per sequence); also the vectorised NumPy table",
+         "reference": "lvmrepro.engine._kernels.motif_scan_ref (per sequence); also the vectorised NumPy table",
          "timed": {"kernel": _best(motif_scan, _N_REF), "reference": _best(motif_scan_ref, _N_REF),
                    "numpy_vectorised": _table(motif_scan_ref.start_scores_vectorized, _N_REF)},
          "ratios": [("reference", "kernel"), ("numpy_vectorised", "kernel")], "rounds": 3 if quick else 5,
@@ -101,7 +101,7 @@ def cases(quick):
                    "numpy_vectorised": _table(motif_scan_ref.start_scores_vectorized, _N)},
          "ratios": [("numpy_vectorised", "kernel")], "rounds": 3 if quick else 5},
         {"section": "kernels", "name": "motif_dcd one pass (200 seqs, 2 SMO steps each)",
-         "reference": "lvmrepro._kernels.motif_dcd_ref (the same arithmetic in plain Python)",
+         "reference": "lvmrepro.engine._kernels.motif_dcd_ref (the same arithmetic in plain Python)",
          "timed": {"kernel": _dcd(motif_dcd, 200), "reference": _dcd(motif_dcd_ref, 200)},
          "ratios": [("reference", "kernel")], "rounds": 3, "inner": {"kernel": 20, "reference": 1}},
     ]

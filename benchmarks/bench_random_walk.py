@@ -17,11 +17,11 @@ rate against n, k and d on synthetic data.
 """
 import numpy as np
 
-from lvmrepro._kernels import random_walk as _rw
-from lvmrepro._kernels import random_walk_ref as _rw_ref
+from lvmrepro.engine._kernels import random_walk as _rw
+from lvmrepro.engine._kernels import random_walk_ref as _rw_ref
 from lvmrepro.experiments.gmm.clustering import COMMON, DATASETS, K, load
-from lvmrepro.gmm.init import kmeanspp
-from lvmrepro.kernels import assign_nearest
+from lvmrepro.engine.gmm.init import kmeanspp
+from lvmrepro.engine.kernels import assign_nearest
 
 
 def _problem(X, k, seed=0):

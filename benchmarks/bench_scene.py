@@ -9,7 +9,7 @@
 """
 import numpy as np
 
-from lvmrepro._kernels import potts_moves, potts_moves_ref, scene, scene_ref
+from lvmrepro.engine._kernels import potts_moves, potts_moves_ref, scene, scene_ref
 
 _rng = np.random.default_rng(0)
 _n, _R, _P, _K = 20, 100, 200, 15
@@ -42,7 +42,7 @@ def cases(quick):
     return [
         {"section": "kernels", "name": f"rbow class scores ({_n} images x {_R} regions x {_P} parts x {_K} classes)",
          "params": {"images": _n, "regions": _R, "parts": _P, "classes": _K},
-         "reference": "lvmrepro._kernels.scene_ref (loops); also one broadcast NumPy expression",
+         "reference": "lvmrepro.engine._kernels.scene_ref (loops); also one broadcast NumPy expression",
          "note": "loss-augmented inference and prediction of RBoW (the part-filter scores A are one BLAS product)",
          "timed": {"kernel": lambda: scene.class_scores(_A, _B, _S), "reference": lambda: scene_ref.class_scores(_A, _B, _S),
                    "numpy_vectorised": _vectorised},
@@ -50,8 +50,8 @@ def cases(quick):
          "inner": {"kernel": 5, "numpy_vectorised": 2, "reference": 1}},
         {"section": "kernels", "name": f"potts_moves ICM ({_ni} images x {_R} regions x {_Pi} parts, penalty = score spread)",
          "params": {"images": _ni, "regions": _R, "parts": _Pi, "max_sweeps": 20},
-         "reference": "lvmrepro._kernels.potts_moves_ref (every part of every region)",
-         "note": "the coherence moves of the Potts-biased bound's candidate search (lvmrepro.scenes.bounds)",
+         "reference": "lvmrepro.engine._kernels.potts_moves_ref (every part of every region)",
+         "note": "the coherence moves of the Potts-biased bound's candidate search (lvmrepro.tasks.scenes.bounds)",
          "timed": {"kernel": _icm(potts_moves), "reference": _icm(potts_moves_ref)},
          "ratios": [("reference", "kernel")], "rounds": 3 if quick else 5, "inner": {"kernel": 20, "reference": 1}},
     ]

@@ -28,10 +28,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json")
     args = ap.parse_args()
-    from lvmrepro.coref import features as cf
-    from lvmrepro.coref import metrics as M
-    from lvmrepro.datasets import litbank as lb
-    from lvmrepro.lssvm.models.coref import CorefModel, outputs_of
+    from lvmrepro.tasks.coref import features as cf
+    from lvmrepro.tasks.coref import metrics as M
+    from lvmrepro.tasks.coref import data as lb
+    from lvmrepro.tasks.coref.model import CorefModel, outputs_of
 
     report = {}
     report["parse_100_s"], docs = cpu(lambda: lb.load_documents())

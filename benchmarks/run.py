@@ -4,7 +4,7 @@ result file (``make benchmark`` -> ``build/benchmarks.json``) that the book's pe
 
 Each ``benchmarks/bench_<name>.py`` defines ``cases(quick) -> list[dict]``; a case has
 
-* ``section``: the result file's list it joins (see :data:`lvmrepro.benchmark_report.SECTIONS`);
+* ``section``: the result file's list it joins (see :data:`lvmrepro.book.benchmark_report.SECTIONS`);
 * ``name`` and ``params`` (copied into the row), ``note`` and ``reference`` (what the reference is;
   optional);
 * ``timed``: ``{label: zero-argument callable}``, timed side by side;
@@ -121,7 +121,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
-    from lvmrepro.benchmark_report import environment, write
+    from lvmrepro.book.benchmark_report import environment, write
     t0 = time.perf_counter()
     load_start = environment()["machine"]
     # Build every case first: that imports every library with a thread pool (threadpoolctl only

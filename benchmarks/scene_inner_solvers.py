@@ -49,7 +49,7 @@ def _scene_problem(scale: str):
     data = scenes.scene_data(*key)
     X, y, _, _, _ = scenes.training_data(*key)
     maps, _ = scenes.initial_maps(p, scenes._parts_seed(ctx))
-    from lvmrepro.lssvm.models.rbow import RBoWModel
+    from lvmrepro.tasks.scenes.model import RBoWModel
     model = RBoWModel(data.n_classes, p["n_parts"], p["pca_dim"])
     lam = scenes.raw_lambda(p["lam"], model.n_regions)
     return p, model, X, y, maps[1.0], lam
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
 
-    from lvmrepro.lssvm import BlockFrankWolfe, CuttingPlane
+    from lvmrepro.engine.lssvm import BlockFrankWolfe, CuttingPlane
     print(f"uptime: {os.popen('uptime').read().strip()}", flush=True)
     p, model, X, y, H0, lam = _scene_problem(args.scale)
     C = 1.0 / lam

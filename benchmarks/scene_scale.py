@@ -30,12 +30,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default=None)
     args = parser.parse_args(argv)
-    from lvmrepro.datasets import scene15
-    from lvmrepro.lssvm.models.rbow import RBoWModel
-    from lvmrepro.scenes.bias import PottsBias
-    from lvmrepro.scenes.features import load_scene_data
-    from lvmrepro.scenes.init import LAMBDAS, coherence
-    from lvmrepro.scenes.parts import discover_parts
+    from lvmrepro.tasks.scenes import data as scene15
+    from lvmrepro.tasks.scenes.model import RBoWModel
+    from lvmrepro.tasks.scenes.bias import PottsBias
+    from lvmrepro.tasks.scenes.features import load_scene_data
+    from lvmrepro.tasks.scenes.init import LAMBDAS, coherence
+    from lvmrepro.tasks.scenes.parts import discover_parts
 
     rows: dict = {}
     images = scene15.list_images("train") + scene15.list_images("test")

@@ -64,7 +64,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_rerun(args) -> int:
-    from lvmrepro.rerun import rerun_notebook
+    from lvmrepro.book.rerun import rerun_notebook
     params = {}
     for key, value in args.param or []:
         if key in params:
@@ -87,7 +87,7 @@ def cmd_fetch(args) -> int:
 
 
 def cmd_store(args) -> int:
-    from lvmrepro import stored
+    from lvmrepro.book import stored
     dest = stored.store(args.result, overwrite=args.overwrite)
     print(f"stored as {dest}")
     return 0

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 @st.composite
 def enumerable_problems(draw, max_d=5):
-    """``(offsets, d, F, w, valid, Y, loss)`` for :class:`lvmrepro.lssvm.EnumerableStatesModel`; state
+    """``(offsets, d, F, w, valid, Y, loss)`` for :class:`lvmrepro.engine.lssvm.EnumerableStatesModel`; state
     ``(y, 0)`` is always enabled and valid."""
     n = draw(st.integers(1, 30))
     L = draw(st.integers(1, 4))

@@ -128,16 +128,16 @@ def _X(n=30, d=3, seed=0):
 
 
 def _kernels_cases():
-    from lvmrepro.kernels import assign_nearest
+    from lvmrepro.engine.kernels import assign_nearest
     return [Case("kernels.assign_nearest", lambda X, centers, backend: assign_nearest(X, centers, backend=backend),
                  lambda: {"X": _X(), "centers": _X(4, seed=1), "backend": "cython"},
                  {"X": "array", "centers": "array", "backend": ["fortran", None, 3]})]
 
 
 def _gmm_cases():
-    from lvmrepro.gmm import driver
-    from lvmrepro.gmm.init import initialise
-    from lvmrepro.gmm.kmeans import KMeansFamily, gmm_kmeans, kmeans
+    from lvmrepro.engine.gmm import driver
+    from lvmrepro.engine.gmm.init import initialise
+    from lvmrepro.engine.gmm.kmeans import KMeansFamily, gmm_kmeans, kmeans
 
     def km(X, k, eps, max_iter, init):
         fam = KMeansFamily(X, k, walk_sweeps=2)
@@ -180,18 +180,18 @@ def _gmm_cases():
 
 
 def _chain_problem():
-    from lvmrepro.lssvm.models.chain import LatentChainModel, make_chain_data
+    from lvmrepro.engine.lssvm.models.chain import LatentChainModel, make_chain_data
     X, Y = make_chain_data(6, 3, _rng(1))
     m = LatentChainModel(2, 3, 2)
     return m, X, Y, m.init_latent(X, Y, "label")
 
 
 def _lssvm_cases():
-    from lvmrepro.gmm.lssvm_bounds import LSSVMBounds
-    from lvmrepro.lssvm import (CCCP, CuttingPlane, DualCoordinateDescent, EnumerableStatesModel, GroupNormLSSVM,
+    from lvmrepro.engine.gmm.lssvm_bounds import LSSVMBounds
+    from lvmrepro.engine.lssvm import (CCCP, CuttingPlane, DualCoordinateDescent, EnumerableStatesModel, GroupNormLSSVM,
                                 RaggedFeatures, SelfPaced, StateFeatures, error_rate, latent_objective, solve_bound)
-    from lvmrepro.lssvm.inner import solve_simplex_qp
-    from lvmrepro.lssvm.models.mammals import MammalsModel
+    from lvmrepro.engine.lssvm.inner import solve_simplex_qp
+    from lvmrepro.tasks.mammals.model import MammalsModel
 
     def enum_problem():
         rng = _rng(2)
@@ -237,7 +237,7 @@ def _lssvm_cases():
 
     def bounds_call(lam, kind, solver_tol, start_fraction, growth, n_folds):
         m, X, Y, H0 = _chain_problem()
-        from lvmrepro.gmm import driver
+        from lvmrepro.engine.gmm import driver
         fam = LSSVMBounds(m, X, Y, lam, H0, kind=kind, solver_tol=solver_tol, start_fraction=start_fraction,
                           growth=growth, n_folds=n_folds, fold_seed=0, inner=CuttingPlane(max_iter=30))
         return driver.run(fam, np.zeros(m.size_w), eta=0.5, eps=1e-3, rng=_rng(), max_iter=3).F
@@ -276,7 +276,7 @@ def _lssvm_cases():
 
 
 def _mixreg_cases():
-    from lvmrepro.mixreg import em, maxmin, minmin
+    from lvmrepro.engine.mixreg import em, maxmin, minmin
 
     def data():
         rng = _rng(8)
@@ -326,9 +326,9 @@ def _params_cases():
 
 # --------------------------------------------------------------------------- entry points added since the first corpus
 def _nslack_cases():
-    from lvmrepro.lssvm import CCCP, EnumerableStatesModel, StateFeatures, solve_bound
-    from lvmrepro.lssvm.inner import DualCoordinateDescent
-    from lvmrepro.lssvm.inner.nslack import NSlackCuttingPlane, solve_nslack_qp, solve_nslack_qp_ipm
+    from lvmrepro.engine.lssvm import CCCP, EnumerableStatesModel, StateFeatures, solve_bound
+    from lvmrepro.engine.lssvm.inner import DualCoordinateDescent
+    from lvmrepro.engine.lssvm.inner.nslack import NSlackCuttingPlane, solve_nslack_qp, solve_nslack_qp_ipm
 
     def qp_valid():
         G = _X(6, 3, seed=10)
@@ -393,11 +393,13 @@ def _nslack_cases():
 
 
 def _coref_cases():
-    from lvmrepro.coref import forest, losses, metrics
-    from lvmrepro.coref.features import PairFeatures, n_pairs
-    from lvmrepro.lssvm import CCCP
-    from lvmrepro.lssvm.inner.nslack import NSlackCuttingPlane
-    from lvmrepro.lssvm.models.coref import CorefModel, chain_forest, random_spanning_forest
+    from lvmrepro.tasks.coref import forest
+    from lvmrepro.tasks.coref import losses
+    from lvmrepro.tasks.coref import metrics
+    from lvmrepro.tasks.coref.features import PairFeatures, n_pairs
+    from lvmrepro.engine.lssvm import CCCP
+    from lvmrepro.engine.lssvm.inner.nslack import NSlackCuttingPlane
+    from lvmrepro.tasks.coref.model import CorefModel, chain_forest, random_spanning_forest
 
     def score(n=5, seed=12):
         return _rng(seed).standard_normal(n_pairs(n))
@@ -501,10 +503,10 @@ def _coref_cases():
 
 
 def _motif_cases():
-    from lvmrepro.kernels import motif_feature_counts, motif_scores_at, motif_start_scores
-    from lvmrepro.lssvm import CCCP, SelfPaced
-    from lvmrepro.lssvm.models.motif import MotifModel
-    from lvmrepro.lssvm.models.motif_dcd import MotifDualCD
+    from lvmrepro.engine.kernels import motif_feature_counts, motif_scores_at, motif_start_scores
+    from lvmrepro.engine.lssvm import CCCP, SelfPaced
+    from lvmrepro.tasks.motifs.model import MotifModel
+    from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD
 
     def base():
         rng = _rng(14)
@@ -552,10 +554,10 @@ def _motif_cases():
 
 
 def _components_cases():
-    from lvmrepro.components.bundle import GroupBundle, GroupCCCP, solve_group_simplex
-    from lvmrepro.datasets import hog_mirror
-    from lvmrepro.lssvm.features import RaggedFeatures
-    from lvmrepro.lssvm.models.components import ComponentMixtureModel
+    from lvmrepro.engine.lssvm.group_bundle import GroupBundle, GroupCCCP, solve_group_simplex
+    from lvmrepro.tasks.components import hog_mirror
+    from lvmrepro.engine.lssvm.features import RaggedFeatures
+    from lvmrepro.tasks.components.model import ComponentMixtureModel
 
     def gs_valid():
         rng = _rng(16)
@@ -597,7 +599,7 @@ def _components_cases():
 
 
 def _groupnorm_bundle_cases():
-    from lvmrepro.lssvm import GroupNormLSSVM
+    from lvmrepro.engine.lssvm import GroupNormLSSVM
 
     def gn_call(lam, C, eps, max_iter, inner_iter, gap_tol, reg, inner_patience=30, max_plane_age=10):
         m, X, Y, H0 = _chain_problem()
@@ -615,12 +617,12 @@ def _groupnorm_bundle_cases():
 
 
 def _scene_cases():
-    from lvmrepro.kernels import rbow_class_scores, rbow_latent_completion
-    from lvmrepro.lssvm import CCCP
-    from lvmrepro.lssvm.models.rbow import RBoWModel
-    from lvmrepro.scenes.init import coherence, random_assignment
-    from lvmrepro.scenes.parts import discover_parts
-    from lvmrepro.scenes.potts import brute_force_labelling, potts_labelling
+    from lvmrepro.engine.kernels import rbow_class_scores, rbow_latent_completion
+    from lvmrepro.engine.lssvm import CCCP
+    from lvmrepro.tasks.scenes.model import RBoWModel
+    from lvmrepro.tasks.scenes.init import coherence, random_assignment
+    from lvmrepro.tasks.scenes.parts import discover_parts
+    from lvmrepro.tasks.scenes.potts import brute_force_labelling, potts_labelling
 
     def ab():
         rng = _rng(18)
@@ -650,7 +652,7 @@ def _scene_cases():
 
     def bias_call(X, Y, w, theta):
         from types import SimpleNamespace
-        from lvmrepro.scenes.bias import PottsBias
+        from lvmrepro.tasks.scenes.bias import PottsBias
         fam = SimpleNamespace(model=RBoWModel(3, 3, 2, (2, 2)), X=X, Y=Y)
         b = PottsBias()
         b.prepare(fam, w)

@@ -3,9 +3,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from hypothesis.extra.numpy import arrays
 
-from lvmrepro._kernels import assign as _assign
-from lvmrepro._kernels import assign_ref
-from lvmrepro.kernels import assign_nearest
+from lvmrepro.engine._kernels import assign as _assign
+from lvmrepro.engine._kernels import assign_ref
+from lvmrepro.engine.kernels import assign_nearest
 
 
 @st.composite

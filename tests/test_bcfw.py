@@ -6,10 +6,10 @@ import itertools
 import numpy as np
 import pytest
 
-from lvmrepro.lssvm import BlockFrankWolfe, CuttingPlane, bound_objective, solve_bound
-from lvmrepro.lssvm.inner.bcfw import subset
-from lvmrepro.lssvm.models.chain import LatentChainModel, make_chain_data
-from lvmrepro.lssvm.models.rbow import RBoWModel
+from lvmrepro.engine.lssvm import BlockFrankWolfe, CuttingPlane, bound_objective, solve_bound
+from lvmrepro.engine.lssvm.inner.bcfw import subset
+from lvmrepro.engine.lssvm.models.chain import LatentChainModel, make_chain_data
+from lvmrepro.tasks.scenes.model import RBoWModel
 
 
 def chain_problem(seed=3, n=8, T=3):

@@ -1,4 +1,4 @@
-"""The benchmark harness (benchmarks/run.py), its result file (lvmrepro.benchmark_report) and the
+"""The benchmark harness (benchmarks/run.py), its result file (lvmrepro.book.benchmark_report) and the
 performance page that renders it -- on synthetic cases and rows, so nothing slow is timed here."""
 import importlib.util
 import json
@@ -9,7 +9,7 @@ import matplotlib
 import numpy as np
 import pytest
 
-from lvmrepro import benchmark_report as br
+from lvmrepro.book import benchmark_report as br
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -207,7 +207,7 @@ def test_performance_page_renders_with_and_without_the_file(tmp_path, monkeypatc
     monkeypatch.setenv("LVMREPRO_BENCHMARKS", str(path))
     monkeypatch.setenv("LVMREPRO_RESULTS", str(tmp_path / "results"))
     shown = []
-    monkeypatch.setattr("lvmrepro.report.show", lambda html: shown.append(html))
+    monkeypatch.setattr("lvmrepro.book.report.show", lambda html: shown.append(html))
     monkeypatch.setattr("matplotlib.pyplot.show", lambda: None)
     namespace = {}
     for source in _page_code():

@@ -1,4 +1,4 @@
-"""The certified solver of the mixture's training problems (lvmrepro.components.bundle): the group-simplex
+"""The certified solver of the mixture's training problems (lvmrepro.engine.lssvm.group_bundle): the group-simplex
 dual kernel against its NumPy reference and the engine's QP kernel; the bundle solve against cvxpy
 (an independent conic solver, every latent state enumerated from joint_feature) and against the engine's
 cutting plane; lam = 0 reproduces the plain l2 mixture (the engine's CCCP); a large lam zeroes whole
@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro._kernels import group_simplex, group_simplex_ref, simplex_qp
-from lvmrepro.components.bundle import GroupBundle, GroupCCCP, group_dual_value, solve_group_simplex
-from lvmrepro.datasets import hog_mirror
-from lvmrepro.lssvm import CCCP, CuttingPlane
-from lvmrepro.lssvm.features import RaggedFeatures
-from lvmrepro.lssvm.models.components import ComponentMixtureModel
+from lvmrepro.engine._kernels import group_simplex, group_simplex_ref, simplex_qp
+from lvmrepro.engine.lssvm.group_bundle import GroupBundle, GroupCCCP, group_dual_value, solve_group_simplex
+from lvmrepro.tasks.components import hog_mirror
+from lvmrepro.engine.lssvm import CCCP, CuttingPlane
+from lvmrepro.engine.lssvm.features import RaggedFeatures
+from lvmrepro.tasks.components.model import ComponentMixtureModel
 
 LAYOUT = (1, 2, 1, 2, 3)      # 12 features
 
@@ -103,7 +103,7 @@ def test_bundle_solve_matches_cvxpy(lam, working_set):
     assert res.dual <= ref + 1e-5 and res.primal >= ref - 1e-5     # the certificate brackets the optimum
     assert abs(res.primal - ref) <= 1e-4
     # the exact value of the returned w
-    from lvmrepro.lssvm.objective import bound_objective
+    from lvmrepro.engine.lssvm.objective import bound_objective
     pen = lam * np.sum(model.block_norms(res.w))
     assert np.isclose(res.primal, bound_objective(model, res.w, X, Y, H, C) + pen, rtol=0, atol=1e-10)
 

@@ -3,8 +3,9 @@ and the mirrored windows of real mammals images."""
 import numpy as np
 import pytest
 
-from lvmrepro.datasets import components as proto
-from lvmrepro.datasets import hog_mirror, mammals
+from lvmrepro.tasks.components import data as proto
+from lvmrepro.tasks.components import hog_mirror
+from lvmrepro.tasks.mammals import data as mammals
 
 from conftest import needs_data
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.metrics import average_precision, precision_recall_points
+from lvmrepro.engine.metrics import average_precision, precision_recall_points
 
 
 def test_hand_computed_without_ties():

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.datasets import hog_mirror, mammals
-from lvmrepro.lssvm.models.components import (ComponentMixtureModel, candidate_scores_reference)
-from lvmrepro.lssvm.features import LatentTable, RaggedFeatures
+from lvmrepro.tasks.components import hog_mirror
+from lvmrepro.tasks.mammals import data as mammals
+from lvmrepro.tasks.components.model import (ComponentMixtureModel, candidate_scores_reference)
+from lvmrepro.engine.lssvm.features import LatentTable, RaggedFeatures
 
 TINY_LAYOUT = (1, 2, 1, 2, 3)     # 12 features: mirroring swaps both block and cell columns and bins
 

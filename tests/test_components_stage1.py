@@ -3,11 +3,13 @@ appearances with the prototype trainer) and the Fig. 4 pictures (HOG glyphs, win
 import numpy as np
 import pytest
 
-from lvmrepro.components import glyph, stage1
-from lvmrepro.datasets import hog_mirror, mammals
-from lvmrepro.lssvm.models.components import ComponentMixtureModel
-from lvmrepro.lssvm.models.mammals import RaggedFeatures
-from lvmrepro.metrics import average_precision
+from lvmrepro.tasks.components import glyph
+from lvmrepro.tasks.components import stage1
+from lvmrepro.tasks.components import hog_mirror
+from lvmrepro.tasks.mammals import data as mammals
+from lvmrepro.tasks.components.model import ComponentMixtureModel
+from lvmrepro.tasks.mammals.model import RaggedFeatures
+from lvmrepro.engine.metrics import average_precision
 
 from conftest import needs_data
 

@@ -126,7 +126,7 @@ def test_require_uses_the_same_output_folder_and_seed(tmp_path):
 
 
 def test_reused_upstream_runtime_is_reported(tmp_path):
-    from lvmrepro.report import provenance
+    from lvmrepro.book.report import provenance
     res = run("toy.assign_summary", "smoke", out=tmp_path, progress=False)
     assert [u["target"] for u in res["upstream"]] == ["toy.assign"]
     assert "reuses toy.assign" in provenance(res)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.mixreg import make_problem, maxmin, minmin, upper_bound
-from lvmrepro.mixreg.certify import H_value, M_of_W, c_of_W, solve_design
-from lvmrepro.mixreg.relaxation import check_feasible, f_value, lower_bound, lower_bound_dense
+from lvmrepro.engine.mixreg import make_problem, maxmin, minmin, upper_bound
+from lvmrepro.engine.mixreg.certify import H_value, M_of_W, c_of_W, solve_design
+from lvmrepro.engine.mixreg.relaxation import check_feasible, f_value, lower_bound, lower_bound_dense
 
 
 def mixture(seed, t=12, n=2, k=3, noise=0.3):
@@ -32,7 +32,7 @@ def sdp_value(X, y, k, sigma, gamma, q):
 
 def random_W(rng, n, qe):
     """A random point of calW = {0 <= W <= I, tr W = qe} (eigenvalues projected by bisection)."""
-    from lvmrepro.mixreg.maxmin import _project_capped
+    from lvmrepro.engine.mixreg.maxmin import _project_capped
     U = np.linalg.qr(rng.standard_normal((n, n)))[0]
     return (U * _project_capped(rng.uniform(0, 1, n), qe)[None, :]) @ U.T
 

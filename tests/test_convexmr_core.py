@@ -5,10 +5,10 @@ import pytest
 import scipy.linalg
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.mixreg import em, error_rate, lower_bound, make_problem, matched_labels, maxmin, minmin, upper_bound
-from lvmrepro.mixreg.maxmin import _recover_M
-from lvmrepro.mixreg.minmin import _water_fill
-from lvmrepro.mixreg.relaxation import check_feasible, lower_bound as g_of, top_eigh
+from lvmrepro.engine.mixreg import em, error_rate, lower_bound, make_problem, matched_labels, maxmin, minmin, upper_bound
+from lvmrepro.engine.mixreg.maxmin import _recover_M
+from lvmrepro.engine.mixreg.minmin import _water_fill
+from lvmrepro.engine.mixreg.relaxation import check_feasible, lower_bound as g_of, top_eigh
 
 
 def mixture(seed, t=12, n=2, k=3, noise=0.1):
@@ -232,7 +232,7 @@ def test_qp24_weights_stay_in_the_unit_interval():
 
 def test_rounding_recovers_an_integral_M():
     # if the relaxation returned M = Pi Pi^T exactly, k-means on its eigenvectors gives back Pi
-    from lvmrepro.mixreg.relaxation import round_and_refit
+    from lvmrepro.engine.mixreg.relaxation import round_and_refit
     X, y, lab = mixture(21, t=30, n=3, k=3, noise=0.0)
     prob = make_problem(X, y, 3)
     Pi = np.eye(3)[lab]
@@ -283,7 +283,7 @@ def test_bad_q_restarts_and_labels_raise():
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10_000), r=st.integers(1, 4), n=st.integers(1, 4), a=st.floats(0.1, 10.0))
 def test_kronecker_a_step_equals_the_woodbury_reference(seed, r, n, a):
-    from lvmrepro.mixreg.minmin import _KronAStep, _woodbury_solve
+    from lvmrepro.engine.mixreg.minmin import _KronAStep, _woodbury_solve
     rng = np.random.default_rng(seed)
     t = 3 * r * n + 2
     X = rng.standard_normal((t, n))
@@ -302,7 +302,7 @@ def test_kronecker_a_step_equals_the_woodbury_reference(seed, r, n, a):
 @given(v=st.lists(st.floats(0.01, 10.0), min_size=1, max_size=6), n_rest=st.integers(0, 30),
        frac=st.floats(0.0, 1.0), q=st.integers(1, 4))
 def test_fast_water_fill_equals_the_reference(v, n_rest, frac, q):
-    from lvmrepro.mixreg.minmin import _water_fill_fast
+    from lvmrepro.engine.mixreg.minmin import _water_fill_fast
     v = np.array(v)
     v_rest = frac * v.min()
     a = _water_fill(v, n_rest, v_rest, q)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_data
-from lvmrepro.datasets.mixreg import mixreg_synthetic
+from lvmrepro.tasks.regression.synthetic import mixreg_synthetic
 
 
 def test_synthetic_is_a_function_of_the_seed():
@@ -46,7 +46,8 @@ def test_synthetic_x_distribution_is_a_parameter():
 
 @needs_data
 def test_hopkins_table1_sequences_have_the_papers_point_counts():
-    from lvmrepro.datasets import hopkins_sequences, load_hopkins
+    from lvmrepro.tasks.motion.data import hopkins_sequences
+    from lvmrepro.tasks.motion.data import load_hopkins
     from lvmrepro.experiments.convexmr import PAPER_TABLE1
     for name, ref in PAPER_TABLE1.items():
         seq = load_hopkins(name)
@@ -57,7 +58,8 @@ def test_hopkins_table1_sequences_have_the_papers_point_counts():
 
 @needs_data
 def test_epipolar_regression_fits_each_true_motion_better_than_the_mixture():
-    from lvmrepro.datasets import epipolar_regression, load_hopkins
+    from lvmrepro.tasks.motion.data import epipolar_regression
+    from lvmrepro.tasks.motion.data import load_hopkins
     seq = load_hopkins("two_cranes")
     X, y = epipolar_regression(seq)
     assert X.shape == (seq.n_points, 8)

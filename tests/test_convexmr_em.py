@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.mixreg import em, error_rate, maxmin
-from lvmrepro.mixreg.em import INITS, local_fits
+from lvmrepro.engine.mixreg import em, error_rate, maxmin
+from lvmrepro.engine.mixreg.em import INITS, local_fits
 
 
 def mixture(seed, t=60, n=2, k=3, noise=0.05):
@@ -117,7 +117,7 @@ def test_bad_em_inputs_raise():
        tol=st.sampled_from([1e-2, 1e-6]), max_iter=st.sampled_from([3, 1000]))
 def test_fast_runs_follow_the_reference_iterates(seed, hard, gamma, tol, max_iter):
     # the compacted runs with the matrix-product M-step against the plain all-runs reference
-    from lvmrepro.mixreg.em import _runs, _runs_reference, _starts
+    from lvmrepro.engine.mixreg.em import _runs, _runs_reference, _starts
     X, y, _ = mixture(seed, t=30, noise=0.3)
     R0, _ = _starts(X, y, 3, "random_soft" if seed % 2 else "random_hard", 6, np.random.default_rng(seed), 4)
     a = _runs(X, y, 3, 0.5, gamma, R0, max_iter, tol, hard)
@@ -130,7 +130,7 @@ def test_fast_runs_follow_the_reference_iterates(seed, hard, gamma, tol, max_ite
 
 
 def test_mixed_starts_split_the_budget_over_the_four_kinds():
-    from lvmrepro.mixreg.em import KINDS, _starts
+    from lvmrepro.engine.mixreg.em import KINDS, _starts
     X, y, lab = mixture(6, t=30)
     R, label = _starts(X, y, 3, "mixed", 10, np.random.default_rng(0), 4)
     assert label == "mixed" and R.shape == (10, 30, 3)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_data
-from lvmrepro.datasets import hopkins as H
+from lvmrepro.tasks.motion import data as H
 
 
 def test_base_sequence_and_category_rules():
@@ -115,7 +115,7 @@ def test_label_free_score_prefers_the_truth_on_real_sequences():
 def test_published_baselines_are_cited_and_entered_only_with_a_source():
     import re
     from pathlib import Path
-    from lvmrepro.mixreg.published import HOPKINS155_PUBLISHED, published_rows
+    from lvmrepro.tasks.motion.published import HOPKINS155_PUBLISHED, published_rows
     bib = (Path(__file__).resolve().parent.parent / "book" / "references.bib").read_text()
     keys = set(re.findall(r"@\w+\{([^,]+),", bib))
     for r in HOPKINS155_PUBLISHED:

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from conftest import needs_data
-from lvmrepro.coref import features as cf
-from lvmrepro.datasets import litbank as lb
+from lvmrepro.tasks.coref import features as cf
+from lvmrepro.tasks.coref import data as lb
 
 TXT = "“ I saw Mr. Holmes , ” said she .\nHolmes was a detective , the man .\nHe smiled at himself .\n"
 ANN = "\t".join

@@ -8,15 +8,15 @@ from hypothesis import strategies as st
 from conftest import needs_data
 from test_coref_model import random_documents
 
-from lvmrepro.coref.features import PairFeatures, n_pairs
-from lvmrepro.coref.forest import (
+from lvmrepro.tasks.coref.features import PairFeatures, n_pairs
+from lvmrepro.tasks.coref.forest import (
     bucket_kernel, fast_canonical, forest_clustering, forest_score, max_spanning_forest, table_scores,
 )
-from lvmrepro.datasets.litbank import canonical_clustering
-from lvmrepro.lssvm import CCCP
-from lvmrepro.lssvm.inner import CuttingPlane
-from lvmrepro.lssvm.inner.nslack import NSlackCuttingPlane, solve_nslack_qp, solve_nslack_qp_ipm, solve_nslack_qp_newton
-from lvmrepro.lssvm.models.coref import CorefModel
+from lvmrepro.tasks.coref.data import canonical_clustering
+from lvmrepro.engine.lssvm import CCCP
+from lvmrepro.engine.lssvm.inner import CuttingPlane
+from lvmrepro.engine.lssvm.inner.nslack import NSlackCuttingPlane, solve_nslack_qp, solve_nslack_qp_ipm, solve_nslack_qp_newton
+from lvmrepro.tasks.coref.model import CorefModel
 
 
 # --------------------------------------------------------------------------- the n-slack QP kernel
@@ -62,7 +62,7 @@ def test_nslack_qp_kernel_matches_reference_and_cvxpy(seed):
 def test_newton_qp_matches_clarabel_and_certifies_its_gap(seed):
     """The NumPy interior point (d x d Newton systems) reaches the same dual value as Clarabel on the same
     cached QP, and the gap it reports is the cached problem's certified gap at the alpha it returns."""
-    from lvmrepro.lssvm.inner.nslack import cached_gap
+    from lvmrepro.engine.lssvm.inner.nslack import cached_gap
     rng = np.random.default_rng(seed)
     G, b, starts, total = random_qp(rng, n_blocks=int(rng.integers(1, 40)), d=int(rng.integers(1, 30)))
     G *= rng.choice([1.0, 30.0])           # weakly and strongly coupled planes
@@ -141,7 +141,7 @@ def test_nslack_learner_agrees_with_one_slack(small):
 def test_planes_fast_path_equals_joint_features_and_loss(small, loss):
     """CorefModel.planes (the n-slack solver's fast path) equals joint_features and loss on the
     loss-augmented answers, and on arbitrary forests of other clusterings."""
-    from lvmrepro.lssvm.models.coref import random_spanning_forest
+    from lvmrepro.tasks.coref.model import random_spanning_forest
     X, Y = small
     m = CorefModel(loss, n_features=X.n_features)
     rng = np.random.default_rng(3)
@@ -149,7 +149,7 @@ def test_planes_fast_path_equals_joint_features_and_loss(small, loss):
         w = rng.normal(size=X.n_features)
         Yb, Hb, _ = m.loss_augmented_inference(w, X, Y)
         Yr = [rng.integers(0, 3, size=len(y)) for y in Y]
-        from lvmrepro.datasets.litbank import canonical_clustering
+        from lvmrepro.tasks.coref.data import canonical_clustering
         Yr = [canonical_clustering(y) for y in Yr]
         Hr = [random_spanning_forest(y, rng) for y in Yr]
         for Ys, Hs in ((Yb, Hb), (Yr, Hr)):
@@ -162,9 +162,9 @@ def test_planes_fast_path_equals_joint_features_and_loss(small, loss):
 @settings(max_examples=80, deadline=None)
 @given(st.integers(1, 30), st.integers(0, 10_000))
 def test_canonical_pairwise_loss_equals_reference(n, seed):
-    from lvmrepro.coref.losses import pairwise_loss
-    from lvmrepro.datasets.litbank import canonical_clustering
-    from lvmrepro.lssvm.models.coref import canonical_pairwise_loss
+    from lvmrepro.tasks.coref.losses import pairwise_loss
+    from lvmrepro.tasks.coref.data import canonical_clustering
+    from lvmrepro.tasks.coref.model import canonical_pairwise_loss
     rng = np.random.default_rng(seed)
     y = canonical_clustering(rng.integers(0, rng.integers(1, n + 1), size=n)).astype(np.int64)
     yhat = canonical_clustering(rng.integers(0, rng.integers(1, n + 1), size=n)).astype(np.int64)
@@ -196,7 +196,7 @@ def binary_document(rng, n, d=4):
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 14), st.integers(0, 10_000), st.sampled_from([(0.0, 0.0), (-0.4, 0.4), (-1.0, 0.25)]))
 def test_bucket_forest_matches_reference_and_prim(n, seed, bonus):
-    from lvmrepro._kernels import coref_ref
+    from lvmrepro.engine._kernels import coref_ref
     rng = np.random.default_rng(seed)
     X = binary_document(rng, n)
     w = rng.normal(size=X.n_features)
@@ -250,8 +250,8 @@ def test_bucket_and_prim_models_agree(small):
 # --------------------------------------------------------------------------- the target
 @needs_data
 def test_truncated_document_features_are_the_restricted_ones():
-    from lvmrepro.coref.features import pair_feature_matrix, pair_index
-    from lvmrepro.datasets.litbank import document_names, load_document
+    from lvmrepro.tasks.coref.features import pair_feature_matrix, pair_index
+    from lvmrepro.tasks.coref.data import document_names, load_document
     from lvmrepro.experiments.spl.coreference import _feature_matrix
     name = document_names()[0]
     full = pair_feature_matrix(load_document(name))
@@ -265,7 +265,7 @@ def test_truncated_document_features_are_the_restricted_ones():
 def test_fig1_smoke():
     from lvmrepro import experiments
     from lvmrepro.experiments.spl.coreference import split_data
-    from lvmrepro.lssvm.objective import latent_objective
+    from lvmrepro.engine.lssvm.objective import latent_objective
     res = experiments.run("spl.fig1", "smoke", jobs=1, progress=False)
     p = res["params"]
     ids = {c["id"] for c in res["claims"]}

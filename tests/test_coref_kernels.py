@@ -1,13 +1,13 @@
-"""Forest kernels (lvmrepro._kernels.coref) against their NumPy references, and the wrappers' checks."""
+"""Forest kernels (lvmrepro.engine._kernels.coref) against their NumPy references, and the wrappers' checks."""
 import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lvmrepro._kernels import coref as K
-from lvmrepro.coref import forest as fo
-from lvmrepro.coref.features import n_pairs, pair_index
+from lvmrepro.engine._kernels import coref as K
+from lvmrepro.tasks.coref import forest as fo
+from lvmrepro.tasks.coref.features import n_pairs, pair_index
 
 
 def graph_of(score, n, allowed=None):
@@ -75,7 +75,7 @@ def test_completion_is_networkx_maximum_spanning_tree_of_each_cluster(problem):
     parent, total = fo.complete_forest(score, gold)
     expected = nx.maximum_spanning_tree(graph_of(score, n, allowed=gold)).size(weight="weight")
     assert total == pytest.approx(expected)
-    from lvmrepro.datasets.litbank import canonical_clustering
+    from lvmrepro.tasks.coref.data import canonical_clustering
     np.testing.assert_array_equal(fo.forest_clustering(parent), canonical_clustering(gold))
 
 

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_data
-from lvmrepro.coref import metrics as M
+from lvmrepro.tasks.coref import metrics as M
 
 
 def test_muc_by_hand():
@@ -45,7 +45,7 @@ def test_corpus_scores_are_micro_averages():
 
 
 def test_pairwise_f1_matches_pair_counts():
-    from lvmrepro.coref.losses import pair_counts
+    from lvmrepro.tasks.coref.losses import pair_counts
     rng = np.random.default_rng(1)
     for _ in range(20):
         g, p = rng.integers(0, 3, size=8), rng.integers(0, 3, size=8)
@@ -71,7 +71,7 @@ def test_string_match_baseline_on_a_toy_document():
 
 @needs_data
 def test_string_match_baseline_scores_on_real_documents():
-    from lvmrepro.datasets import litbank as lb
+    from lvmrepro.tasks.coref import data as lb
     docs = lb.load_documents(lb.document_names()[:5])
     r = M.corpus_scores([d.clusters for d in docs], [M.string_match_clustering(d) for d in docs])
     assert 0 < r["CoNLL"] < 1

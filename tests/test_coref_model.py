@@ -5,12 +5,12 @@ import pytest
 
 from conftest import needs_data
 
-from lvmrepro.coref import bruteforce as bf
-from lvmrepro.coref import losses as L
-from lvmrepro.coref.features import PairFeatures, n_pairs
-from lvmrepro.coref.forest import forest_clustering, forest_edges, forest_from_edges
-from lvmrepro.datasets.litbank import canonical_clustering
-from lvmrepro.lssvm.models.coref import CorefModel, chain_forest, random_spanning_forest
+from lvmrepro.tasks.coref import bruteforce as bf
+from lvmrepro.tasks.coref import losses as L
+from lvmrepro.tasks.coref.features import PairFeatures, n_pairs
+from lvmrepro.tasks.coref.forest import forest_clustering, forest_edges, forest_from_edges
+from lvmrepro.tasks.coref.data import canonical_clustering
+from lvmrepro.tasks.coref.model import CorefModel, chain_forest, random_spanning_forest
 
 
 def random_documents(rng, sizes, d=4):
@@ -82,7 +82,7 @@ def test_mitre_loss_augmented_inference_is_exact(small):
 
 def pairwise_study(X, Y, w, m):
     """Per document: (optimum, model's answer, greedy alone, gold value, prediction value)."""
-    from lvmrepro.coref.forest import complete_forest, greedy_pairwise_clustering
+    from lvmrepro.tasks.coref.forest import complete_forest, greedy_pairwise_clustering
     Yb, Hb, aug = m.loss_augmented_inference(w, X, Y)
     np.testing.assert_allclose(m.score(w, X, Yb, Hb) + m.loss(Y, Yb, Hb), aug)
     _, best = m.impute_latent(w, X, Y)
@@ -154,7 +154,7 @@ def test_feature_sum_joint_feature_and_score_agree(small):
     # phi is the sum of the forest's edge features
     d = len(X) - 1
     i, j = forest_edges(H[d])
-    from lvmrepro.coref.features import pair_index
+    from lvmrepro.tasks.coref.features import pair_index
     np.testing.assert_allclose(m.joint_feature(X, d, Y[d], H[d]),
                                X.dense(d)[pair_index(i, j, int(X.n_mentions[d]))].sum(axis=0))
 
@@ -218,7 +218,7 @@ def test_mitre_loss_hand_examples():
 
 def test_mitre_link_loss_is_the_muc_error_count():
     """(L - m) is (1 - R_MUC) L and (Lhat - m) is (1 - P_MUC) Lhat, with scorch's MUC."""
-    from lvmrepro.coref.metrics import clusters_of
+    from lvmrepro.tasks.coref.metrics import clusters_of
     from scorch.scores import muc
     rng = np.random.default_rng(4)
     for _ in range(50):
@@ -292,9 +292,9 @@ def test_cluster_ids_need_not_be_canonical(small):
 
 @needs_data
 def test_pairwise_gap_study_on_real_windows():
-    from lvmrepro.coref.features import build_pair_features
-    from lvmrepro.datasets import litbank as lb
-    from lvmrepro.lssvm.models.coref import outputs_of
+    from lvmrepro.tasks.coref.features import build_pair_features
+    from lvmrepro.tasks.coref import data as lb
+    from lvmrepro.tasks.coref.model import outputs_of
     docs = lb.load_documents(lb.document_names()[:2])
     X, Y = build_pair_features(docs), outputs_of(docs)
     w = np.random.default_rng(0).normal(size=X.n_features) * 0.3

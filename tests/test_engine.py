@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lvmrepro.gmm import driver
-from lvmrepro.gmm.lssvm_bounds import LSSVMBounds
-from lvmrepro.lssvm import CCCP, CuttingPlane, GroupNormLSSVM, Groups, SelfPaced, latent_objective, solve_bound
-from lvmrepro.lssvm.base import latent_changed, latent_where
-from lvmrepro.lssvm.models.chain import LatentChainModel, brute_force_best, make_chain_data
+from lvmrepro.engine.gmm import driver
+from lvmrepro.engine.gmm.lssvm_bounds import LSSVMBounds
+from lvmrepro.engine.lssvm import CCCP, CuttingPlane, GroupNormLSSVM, Groups, SelfPaced, latent_objective, solve_bound
+from lvmrepro.engine.lssvm.base import latent_changed, latent_where
+from lvmrepro.engine.lssvm.models.chain import LatentChainModel, brute_force_best, make_chain_data
 
 ROOT = Path(__file__).resolve().parent.parent / "lvmrepro"
 
@@ -86,26 +86,64 @@ def test_no_import_cycle_in_the_package():
     assert not cycles, f"import cycles: {cycles}"
 
 
-LEARNERS = ["lvmrepro.lssvm.cccp", "lvmrepro.lssvm.spl", "lvmrepro.lssvm.groupnorm", "lvmrepro.lssvm.objective",
-            "lvmrepro.lssvm.base", "lvmrepro.lssvm.features", "lvmrepro.lssvm.inner", "lvmrepro.lssvm.inner.base",
-            "lvmrepro.lssvm.inner.dcd", "lvmrepro.lssvm.inner.cutting_plane", "lvmrepro.gmm.lssvm_bounds",
-            "lvmrepro.gmm.driver"]
+LEARNERS = ["lvmrepro.engine.lssvm.cccp", "lvmrepro.engine.lssvm.spl", "lvmrepro.engine.lssvm.groupnorm",
+            "lvmrepro.engine.lssvm.objective", "lvmrepro.engine.lssvm.base", "lvmrepro.engine.lssvm.features",
+            "lvmrepro.engine.lssvm.inner", "lvmrepro.engine.lssvm.inner.base", "lvmrepro.engine.lssvm.inner.dcd",
+            "lvmrepro.engine.lssvm.inner.cutting_plane", "lvmrepro.engine.gmm.lssvm_bounds", "lvmrepro.engine.gmm.driver"]
+
+
+def _reach(graph, v, seen):
+    for w in graph[v]:
+        if w not in seen:
+            seen.add(w)
+            _reach(graph, w, seen)
+    return seen
 
 
 def test_learners_import_no_concrete_model_dataset_or_experiment():
     graph = _import_graph()
-
-    def reach(v, seen):
-        for w in graph[v]:
-            if w not in seen:
-                seen.add(w)
-                reach(w, seen)
-        return seen
-
     for learner in LEARNERS:
-        bad = sorted(m for m in reach(learner, set()) if m.startswith(("lvmrepro.lssvm.models", "lvmrepro.datasets",
-                                                                        "lvmrepro.experiments")))
+        bad = sorted(m for m in _reach(graph, learner, set())
+                     if m.startswith(("lvmrepro.engine.lssvm.models", "lvmrepro.datasets", "lvmrepro.tasks",
+                                      "lvmrepro.experiments", "lvmrepro.book")))
         assert not bad, f"{learner} depends on {bad}"
+
+
+# the layers, lowest first: a module may import its own layer and those below it, never one above
+LAYERS = [("infrastructure", ("lvmrepro.io", "lvmrepro.params", "lvmrepro.parallel", "lvmrepro.provenance",
+                              "lvmrepro.stats")),
+          ("data registry", ("lvmrepro.datasets",)),
+          ("engine", ("lvmrepro.engine",)),
+          ("tasks", ("lvmrepro.tasks",)),
+          ("experiments", ("lvmrepro.experiments",)),
+          ("book", ("lvmrepro.book",)),
+          ("command line", ("lvmrepro.cli", "lvmrepro.__main__"))]
+
+
+def _layer(module: str) -> int | None:
+    for i, (_, prefixes) in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return i
+    return None
+
+
+def test_every_module_belongs_to_a_layer():
+    unplaced = sorted(m for m in _import_graph() if m != "lvmrepro" and _layer(m) is None)
+    assert not unplaced, f"modules outside the layers {[name for name, _ in LAYERS]}: {unplaced}"
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    """The engine never imports a task, an experiment or the book; tasks never import experiments or the book;
+    experiments never import the book (the book renders results; it decides nothing)."""
+    graph = _import_graph()
+    bad = []
+    for mod, deps in graph.items():
+        here = _layer(mod)
+        for dep in deps:
+            there = _layer(dep)
+            if here is not None and there is not None and there > here:
+                bad.append(f"{mod} ({LAYERS[here][0]}) imports {dep} ({LAYERS[there][0]})")
+    assert not bad, "imports up the layers:\n" + "\n".join(sorted(bad))
 
 
 # --------------------------------------------------------------------------- opaque containers

@@ -67,7 +67,7 @@ def test_cli_hostile_arguments_are_one_line_errors(argv, capsys):
 # --------------------------------------------------------------------------- defects the corpus of the later entry points found
 def test_random_spanning_forest_of_a_huge_cluster_id_is_immediate():
     """It looped over every id up to the largest (10**9 iterations) before building the forest."""
-    from lvmrepro.lssvm.models.coref import chain_forest, random_spanning_forest
+    from lvmrepro.tasks.coref.model import chain_forest, random_spanning_forest
     y = np.array([0, 10 ** 9, 0, 10 ** 9])
     assert random_spanning_forest(y, np.random.default_rng(0)).tolist() == [-1, -1, 0, 1]
     assert chain_forest(y).tolist() == [-1, -1, 0, 1]
@@ -77,9 +77,9 @@ def test_random_spanning_forest_of_a_huge_cluster_id_is_immediate():
 
 def test_rbow_model_trains_with_the_engines_solvers():
     """RBoWModel.inference_terms lacked the complete= keyword every engine solver passes (TypeError)."""
-    from lvmrepro.lssvm import CCCP
-    from lvmrepro.lssvm.models.rbow import RBoWModel
-    from lvmrepro.scenes.init import random_assignment
+    from lvmrepro.engine.lssvm import CCCP
+    from lvmrepro.tasks.scenes.model import RBoWModel
+    from lvmrepro.tasks.scenes.init import random_assignment
     rng = np.random.default_rng(0)
     m, X, Y = RBoWModel(3, 3, 2, (2, 2)), rng.standard_normal((4, 2, 2, 2)), np.array([0, 1, 2, 1])
     res = CCCP(m, 1.0, eps=1e-2, max_iter=2).fit(X, Y, H0=random_assignment(4, (2, 2), 3, rng))
@@ -94,7 +94,7 @@ def test_rbow_model_trains_with_the_engines_solvers():
      "max_epochs must be an integer"),
 ])
 def test_nslack_qp_inputs_are_checked_before_the_solver(call, match):
-    from lvmrepro.lssvm.inner import nslack
+    from lvmrepro.engine.lssvm.inner import nslack
     with pytest.raises(ValueError, match=match):
         call(nslack)
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from lvmrepro.gmm import driver
-from lvmrepro.gmm.toy1d import Background1D
+from lvmrepro.engine.gmm import driver
+from lvmrepro.engine.gmm.toy1d import Background1D
 
 
 class TwoWells(driver.BoundFamily):
@@ -125,7 +125,7 @@ def test_theorem1_sum_bound_uses_v_T_not_b_T():
 
 
 # --------------------------------------------------------------------------- Theorem 2's smooth toy
-from lvmrepro.gmm.toy1d import SmoothDC1D  # noqa: E402
+from lvmrepro.engine.gmm.toy1d import SmoothDC1D  # noqa: E402
 
 
 def test_smooth_dc_bounds_majorise_and_touch():

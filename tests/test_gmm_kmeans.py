@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.gmm.init import forgy, initialise, kmeanspp, random_partition
-from lvmrepro.gmm.kmeans import (KMeansFamily, assignment_cost, centres_of, gmm_kmeans, kmeans,
+from lvmrepro.engine.gmm.init import forgy, initialise, kmeanspp, random_partition
+from lvmrepro.engine.gmm.kmeans import (KMeansFamily, assignment_cost, centres_of, gmm_kmeans, kmeans,
                                  random_valid_assignment)
 
 

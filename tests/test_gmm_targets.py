@@ -72,14 +72,14 @@ def test_theorem2_checks_pass_at_smoke(tmp_path):
 def test_d31_ground_truth_per_point_objective():
     # The normalisation question: the ground-truth partition of D31 costs 1.143 per point,
     # the scale of the paper's Table 1 D31 column (best 1.10).
-    from lvmrepro.datasets import load_d31
+    from lvmrepro.datasets.loaders import load_d31
     X, y = load_d31()
     sse = sum(((X[y == j] - X[y == j].mean(0)) ** 2).sum() for j in range(31))
     assert sse / len(X) == pytest.approx(1.1430, abs=5e-4)
 
 
 def test_unknown_dataset():
-    from lvmrepro.datasets.clustering import load_clustering as load
+    from lvmrepro.tasks.clustering.data import load_clustering as load
     with pytest.raises(ValueError, match="unknown data set"):
         load("Iris")
 

@@ -9,7 +9,7 @@ from lvmrepro.experiments.gmm.clustering import DATASETS, table1_claims
 from lvmrepro.experiments.gmm.eta import fig2_claims
 from lvmrepro.experiments.gmm.mammals import GMM_SCALES, METHODS, table2_claims
 from lvmrepro.experiments.gmm.verdicts import all_cells, band_claim, best_claim
-from lvmrepro.gmm.init import INITS
+from lvmrepro.engine.gmm.init import INITS
 from lvmrepro.stats import MIN_PAIRS
 
 from conftest import needs_data

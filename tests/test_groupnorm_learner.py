@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from lvmrepro.lssvm import GroupNormLSSVM, block_norms
-from lvmrepro.lssvm.models.digits import groupnorm_blocks, groupnorm_digit_model
+from lvmrepro.engine.lssvm import GroupNormLSSVM, block_norms
+from lvmrepro.tasks.digits.model import groupnorm_blocks, groupnorm_digit_model
 
 
 def data(n=120, seed=0):
@@ -239,7 +239,7 @@ def test_master_dual_form_matches_cvxpy_and_the_primal_form(seed):
 def test_plane_store_ages_out_planes_an_interior_point_solution_barely_weights():
     """Interior-point weights are never exactly zero: a plane whose weight stays below USED times the largest
     is dropped after ``max_age`` masters; the newest plane and the planes in use are kept."""
-    from lvmrepro.lssvm.groupnorm import USED, PlaneStore
+    from lvmrepro.engine.lssvm.groupnorm import USED, PlaneStore
     store = PlaneStore(4, max_age=2)
     for k in range(5):
         store.add(np.full(4, float(k)), float(k))
@@ -280,7 +280,7 @@ def test_certifying_solve_hands_back_only_after_a_loose_solves_work():
     m = groupnorm_digit_model()
     G = groupnorm_blocks(m)
     gn = GroupNormLSSVM(m, G, lam=0.05, C=1.0, gap_tol=1e-10)
-    from lvmrepro.lssvm.groupnorm import PlaneStore
+    from lvmrepro.engine.lssvm.groupnorm import PlaneStore
     H = np.random.default_rng(0).integers(0, 11, len(Y))        # far from a fixed point
     res = gn._inner_bundle(np.zeros(m.size_w), F, Y, H, PlaneStore(m.size_w, 10), stop_on_change=1e-3)
     assert res.info["moved"] and not res.converged and 1e-10 < res.gap <= 1e-3

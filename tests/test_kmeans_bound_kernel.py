@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro._kernels import kmeans_bound as kb
-from lvmrepro._kernels import kmeans_bound_ref as kb_ref
-from lvmrepro.gmm.init import random_partition
-from lvmrepro.gmm.kmeans import KMeansFamily, centres_of, gmm_kmeans, kmeans
-from lvmrepro.kernels import assign_nearest
+from lvmrepro.engine._kernels import kmeans_bound as kb
+from lvmrepro.engine._kernels import kmeans_bound_ref as kb_ref
+from lvmrepro.engine.gmm.init import random_partition
+from lvmrepro.engine.gmm.kmeans import KMeansFamily, centres_of, gmm_kmeans, kmeans
+from lvmrepro.engine.kernels import assign_nearest
 
 
 @pytest.mark.parametrize("n", list(range(0, 40)) + [127, 128, 129, 255, 256, 257, 1000, 3100, 8193, 10000])

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from lvmrepro._kernels import latent_search, latent_search_ref
-from lvmrepro.lssvm import EnumerableStatesModel, StateFeatures
+from lvmrepro.engine._kernels import latent_search, latent_search_ref
+from lvmrepro.engine.lssvm import EnumerableStatesModel, StateFeatures
 
 from enumerable_problems import enumerable_problems
 

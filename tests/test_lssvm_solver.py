@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from lvmrepro.lssvm import (CCCP, CuttingPlane, DualCoordinateDescent, EnumerableStatesModel, StateFeatures,
+from lvmrepro.engine.lssvm import (CCCP, CuttingPlane, DualCoordinateDescent, EnumerableStatesModel, StateFeatures,
                             bound_objective, latent_objective, solve_bound)
 
 
@@ -125,7 +125,7 @@ def test_cccp_raw_objective_increases_at_most_by_the_inner_gap(loose):
 
 
 def test_spl_acs_raw_objective_increases_at_most_by_the_inner_gap():
-    from lvmrepro.lssvm import SelfPaced
+    from lvmrepro.engine.lssvm import SelfPaced
     m, F, Y = toy(n=120, A=5, seed=7)
     C = 50.0
     n_rejected = n_zero_step = 0

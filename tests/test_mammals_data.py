@@ -5,8 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lvmrepro.datasets import mammals as m
-from lvmrepro.datasets.mammals import ImageDecodeError, MammalsExample, SplitFileError
+from lvmrepro.tasks.mammals import data as m
+from lvmrepro.tasks.mammals.data import ImageDecodeError, MammalsExample, SplitFileError
 
 from conftest import needs_data
 

@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.gmm import driver
-from lvmrepro.gmm.lssvm_bounds import LSSVMBounds
-from lvmrepro.lssvm import CuttingPlane, bound_objective, latent_objective, solve_bound
-from lvmrepro.lssvm.features import RaggedFeatures, segment_argmax
-from lvmrepro.lssvm.models.mammals import MammalsModel, latent_search_reference
+from lvmrepro.engine.gmm import driver
+from lvmrepro.engine.gmm.lssvm_bounds import LSSVMBounds
+from lvmrepro.engine.lssvm import CuttingPlane, bound_objective, latent_objective, solve_bound
+from lvmrepro.engine.lssvm.features import RaggedFeatures, segment_argmax
+from lvmrepro.tasks.mammals.model import MammalsModel, latent_search_reference
 
 from conftest import needs_data
 
@@ -71,9 +71,9 @@ def test_bad_inputs_are_named():
 @needs_data
 def test_latent_search_on_mammals_features_matches_engine_reference():
     """Our ragged BLAS search equals the engine's NumPy reference on padded mammals features."""
-    from lvmrepro._kernels import latent_search_ref
-    from lvmrepro.datasets import mammals as dm
-    from lvmrepro.lssvm import EnumerableStatesModel
+    from lvmrepro.engine._kernels import latent_search_ref
+    from lvmrepro.tasks.mammals import data as dm
+    from lvmrepro.engine.lssvm import EnumerableStatesModel
     exs = dm.load_split(3, "test")[:8]
     blocks = dm.load_features(exs)
     X = RaggedFeatures.from_list(blocks)
@@ -88,7 +88,7 @@ def test_latent_search_on_mammals_features_matches_engine_reference():
         valid[i, :len(b)] = 1
     ref = EnumerableStatesModel(np.tile((np.arange(6) * X.dim)[:, None], (1, P)), X.dim, backend="numpy")
     assert ref._argmax is not None and latent_search_ref is not None
-    from lvmrepro.lssvm import StateFeatures
+    from lvmrepro.engine.lssvm import StateFeatures
     SF = StateFeatures(F, valid)
     # the engine numbers states label-major (y outer, h inner); compare maxima and the chosen (y, h) values
     h_ref, v_ref = ref.impute_latent(w, SF, Y)
@@ -192,7 +192,7 @@ def test_random_bound_respects_the_budget():
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10_000), k=st.integers(1, 25))
 def test_simplex_qp_kernel_matches_reference_and_is_optimal(seed, k):
-    from lvmrepro.lssvm.inner import solve_simplex_qp
+    from lvmrepro.engine.lssvm.inner import solve_simplex_qp
     rng = np.random.default_rng(seed)
     G = rng.standard_normal((k, 4))
     Q = G @ G.T
@@ -383,7 +383,7 @@ def test_solve_many_equals_solving_one_by_one():
 def test_plane_cache_matches_plain_arrays(seed, max_planes):
     """The preallocated plane cache holds exactly the planes, Gram matrix and duals of a plain
     implementation that re-stacks every array (the cache's first form)."""
-    from lvmrepro.lssvm.inner import PlaneCache
+    from lvmrepro.engine.lssvm.inner import PlaneCache
     rng = np.random.default_rng(seed)
     cache = PlaneCache(max_planes)
     G, b, gram = np.zeros((0, 5)), np.zeros(0), np.zeros((0, 0))
@@ -420,7 +420,7 @@ def _gmm_runs(model, X, Y, H0, kinds):
 def test_runs_together_equal_runs_alone():
     """CCP, G-MM random and G-MM biased run together (threads, shared score products) give, bit for bit,
     what each gives alone; the shared products are fewer than the requests they serve."""
-    from lvmrepro.lssvm.shared_product import run_together
+    from lvmrepro.engine.lssvm.shared_product import run_together
     model, X, Y, H0 = planted_problem(4, n=60, d=12, k=5, positions=9)
     kinds = ["ccp", "random", "biased", "ccp"]
     alone = [f() for f in _gmm_runs(model, X, Y, H0, kinds)]
@@ -433,7 +433,7 @@ def test_runs_together_equal_runs_alone():
 
 
 def test_runs_together_reraise_and_release_the_others():
-    from lvmrepro.lssvm.shared_product import run_together
+    from lvmrepro.engine.lssvm.shared_product import run_together
     model, X, Y, H0 = planted_problem(5, n=20, d=4, k=3)
     ok = _gmm_runs(model, X, Y, H0, ["ccp"])[0]
 

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from lvmrepro import experiments
-from lvmrepro.datasets.mammals import INITIALISATIONS as INITS
-from lvmrepro.datasets.mammals import initial_positions as initial_latent
-from lvmrepro.datasets.mammals import split_examples as split_data
+from lvmrepro.tasks.mammals.data import INITIALISATIONS as INITS
+from lvmrepro.tasks.mammals.data import initial_positions as initial_latent
+from lvmrepro.tasks.mammals.data import split_examples as split_data
 from lvmrepro.experiments.gmm.mammals import METHODS
 
 from conftest import needs_data
@@ -68,8 +68,8 @@ def test_gmm_targets_at_smoke():
 @needs_data
 def test_gmm_final_positions_are_the_completion_under_the_final_weights(monkeypatch):
     from lvmrepro.experiments.gmm.mammals import GMM_SCALES, _gmm_task
-    from lvmrepro.lssvm.models.mammals import build as _build
-    from lvmrepro.gmm import driver
+    from lvmrepro.tasks.mammals.model import build as _build
+    from lvmrepro.engine.gmm import driver
     p = dict(GMM_SCALES["smoke"])
     traces = []
     run = driver.run

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro import motif_analysis as ma
-from lvmrepro.lssvm.models.motif import MotifModel
+from lvmrepro.tasks.motifs import analysis as ma
+from lvmrepro.tasks.motifs.model import MotifModel
 
 matplotlib.use("Agg")
 

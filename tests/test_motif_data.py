@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_data
-from lvmrepro.datasets import uniprobe as u
+from lvmrepro.tasks.motifs import data as u
 
 PRIMER = u.PRIMER
 GOOD = "TAATTACGTACGTACGTACGTACGTACGTACGTACG" + PRIMER

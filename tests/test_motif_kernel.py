@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro._kernels import motif_scan, motif_scan_ref
-from lvmrepro.kernels import motif_start_scores
-from lvmrepro.lssvm.models.motif import MotifModel
+from lvmrepro.engine._kernels import motif_scan, motif_scan_ref
+from lvmrepro.engine.kernels import motif_start_scores
+from lvmrepro.tasks.motifs.model import MotifModel
 
 
 @st.composite
@@ -144,7 +144,7 @@ def test_fixed_start_kernels_match_references(scan):
 
 
 def test_fixed_start_wrappers_reject_bad_starts():
-    from lvmrepro.kernels import motif_feature_counts, motif_scores_at
+    from lvmrepro.engine.kernels import motif_feature_counts, motif_scores_at
     codes = np.zeros((3, 10), np.uint8)
     with pytest.raises(ValueError, match="start 8 of sequence 1"):
         motif_scores_at(codes, np.zeros((3, 4)), np.zeros(16), 2, np.array([0, 8, -1]))

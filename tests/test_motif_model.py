@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.lssvm.base import EnumerableLatent, LatentModel
-from lvmrepro.lssvm.models.motif import NO_MOTIF, MotifModel, probe_motif_model
+from lvmrepro.engine.lssvm.base import EnumerableLatent, LatentModel
+from lvmrepro.tasks.motifs.model import NO_MOTIF, MotifModel, probe_motif_model
 
 
 @st.composite

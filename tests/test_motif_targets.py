@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from conftest import needs_data
-from lvmrepro.lssvm import CCCP, CuttingPlane
-from lvmrepro.lssvm.models.motif import MotifModel
-from lvmrepro.lssvm.models.motif_dcd import MotifDualCD
-from lvmrepro.lssvm.objective import bound_objective, latent_objective
+from lvmrepro.engine.lssvm import CCCP, CuttingPlane
+from lvmrepro.tasks.motifs.model import MotifModel
+from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD
+from lvmrepro.engine.lssvm.objective import bound_objective, latent_objective
 
 
 def _problem(seed, n=30, L=12, m=3, k=2, n_starts=None):
@@ -23,7 +23,7 @@ def _problem(seed, n=30, L=12, m=3, k=2, n_starts=None):
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_dcd_kernel_matches_numpy_twin(seed):
-    from lvmrepro._kernels import motif_dcd, motif_dcd_ref
+    from lvmrepro.engine._kernels import motif_dcd, motif_dcd_ref
     model, X, Y, rng = _problem(seed, n=12, L=9, m=3, k=2)
     H = model.init_latent(X, Y, rng=rng)
     S1 = model.n_starts + 1
@@ -69,7 +69,7 @@ def test_idle_certificates_change_nothing_bit_for_bit(seed):
     """Passes with idle certificates skip visits yet give the same duals, weights, step count and
     violation as passes without, in the kernel and its twin alike (which also agree on what they skip);
     a jump of w between solves (a few duals reset, w rebuilt) keeps them exact."""
-    from lvmrepro._kernels import motif_dcd, motif_dcd_ref
+    from lvmrepro.engine._kernels import motif_dcd, motif_dcd_ref
     model, X, pos, alpha, w, gt, c = _converging_state(seed)
     rng = np.random.default_rng(seed)
     orders = [np.ascontiguousarray(rng.permutation(len(pos))) for _ in range(4)]
@@ -97,7 +97,7 @@ def test_idle_certificates_change_nothing_bit_for_bit(seed):
     np.testing.assert_array_equal(wt, wc)
     assert rt == rc and st == sc and sc > 0
     # the slacks from the certificates equal the model's exact slacks (up to rounding), kernel and twin alike
-    from lvmrepro.lssvm.objective import slacks
+    from lvmrepro.engine.lssvm.objective import slacks
     Y = np.where(pos == 1, 1, -1)
     H = np.where(pos == 1, gt - 1, -1)
     for name, kern in (("cert", motif_dcd), ("twin", motif_dcd_ref)):
@@ -113,7 +113,7 @@ def test_idle_certificates_change_nothing_bit_for_bit(seed):
 
 def test_idle_certificates_in_learners_give_the_same_runs():
     """CCCP and SPL with the session's certificates (kept across solves) equal the runs without, bit for bit."""
-    from lvmrepro.lssvm import SelfPaced
+    from lvmrepro.engine.lssvm import SelfPaced
     model, X, Y, rng = _problem(8, n=120, L=14, m=3, k=2)
     H0 = model.init_latent(X, Y, rng=rng)
     for make in (lambda inner: CCCP(model, 20.0, eps=1e-4, inner=inner),
@@ -127,7 +127,7 @@ def test_idle_certificates_in_learners_give_the_same_runs():
 
 
 def test_dcd_states_are_joint_feature_differences():
-    from lvmrepro._kernels.motif_dcd_ref import delta
+    from lvmrepro.engine._kernels.motif_dcd_ref import delta
     model, X, Y, rng = _problem(6, n=5, L=10, m=4, k=3)
     for i in range(len(X)):
         base = model.joint_feature(X, i, -1, -1)
@@ -184,7 +184,7 @@ def test_first_solve_follows_the_svmstruct_rule():
 def test_targets_at_smoke_scale(tmp_path):
     from lvmrepro import experiments
     from lvmrepro.experiments.spl.motifs import _run_pair, fold_arrays
-    from lvmrepro.lssvm.models.motif import probe_motif_model
+    from lvmrepro.tasks.motifs.model import probe_motif_model
     res = experiments.run("spl.table1", "smoke", out=tmp_path, progress=False)
     p = res["params"]
     assert {r["method"] for r in res["rows"]} == {"CCCP", "SPL"}

@@ -201,7 +201,7 @@ def test_killed_parallel_run_leaves_no_workers_behind(tmp_path):
 def test_issue_command_simplex_qp_with_inf_is_refused_not_a_crash():
     """Issue case 1: inf in Q used to make the kernel write alpha[-1] and abort with heap corruption."""
     code = ("import numpy as np\n"
-            "from lvmrepro.lssvm.inner import solve_simplex_qp\n"
+            "from lvmrepro.engine.lssvm.inner import solve_simplex_qp\n"
             "for Q, b, total in [(np.diag([np.inf] * 5), np.zeros(5), 1.0), (np.eye(5), np.full(5, np.nan), 1.0),\n"
             "                    (np.eye(5), np.zeros(5), 0.0)]:\n"
             "    for _ in range(100):\n"
@@ -218,7 +218,7 @@ def test_issue_command_simplex_qp_with_inf_is_refused_not_a_crash():
 
 def test_non_finite_values_are_refused_by_models_and_metrics():
     import numpy as np
-    from lvmrepro.lssvm import EnumerableStatesModel, StateFeatures, error_rate, solve_bound
+    from lvmrepro.engine.lssvm import EnumerableStatesModel, StateFeatures, error_rate, solve_bound
     F = np.random.default_rng(0).standard_normal((6, 3, 2))
     Y = np.array([0, 1, 0, 1, 0, 1])
     m = EnumerableStatesModel(np.repeat((np.arange(2) * 2)[:, None], 3, axis=1), 2)
@@ -234,15 +234,15 @@ def test_non_finite_values_are_refused_by_models_and_metrics():
     with pytest.raises(ValueError, match="empty"):
         solve_bound(m, StateFeatures(F[:0]), Y[:0], np.zeros(0, int), 1.0)
     with pytest.raises(ValueError, match="NaN or infinite"):
-        from lvmrepro.lssvm import RaggedFeatures
+        from lvmrepro.engine.lssvm import RaggedFeatures
         RaggedFeatures.from_list([np.array([[1.0, np.inf]])])
 
 
 def test_library_messages_name_the_problem():
     import numpy as np
-    from lvmrepro.gmm.init import initialise
-    from lvmrepro.gmm.kmeans import KMeansFamily, kmeans
-    from lvmrepro.mixreg import em, maxmin
+    from lvmrepro.engine.gmm.init import initialise
+    from lvmrepro.engine.gmm.kmeans import KMeansFamily, kmeans
+    from lvmrepro.engine.mixreg import em, maxmin
     rng = np.random.default_rng(0)
     X = np.column_stack([rng.standard_normal(20), np.ones(20)])
     y = rng.standard_normal(20)

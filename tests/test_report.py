@@ -1,7 +1,7 @@
-"""Formatting helpers of lvmrepro.report: the notebooks' "ours beside the paper's" cells."""
+"""Formatting helpers of lvmrepro.book.report: the notebooks' "ours beside the paper's" cells."""
 import pytest
 
-from lvmrepro import report
+from lvmrepro.book import report
 
 
 def test_pm_formats_mean_std_and_best_alike():

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from lvmrepro.rerun import rerun_notebook
+from lvmrepro.book.rerun import rerun_notebook
 
 HEADER = """---
 jupytext:

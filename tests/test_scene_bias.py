@@ -4,9 +4,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from lvmrepro.lssvm.models.rbow import RBoWModel
-from lvmrepro.scenes.bias import PottsBias
-from lvmrepro.scenes.potts import brute_force_labelling, labelling_value, potts_energy
+from lvmrepro.tasks.scenes.model import RBoWModel
+from lvmrepro.tasks.scenes.bias import PottsBias
+from lvmrepro.tasks.scenes.potts import brute_force_labelling, labelling_value, potts_energy
 
 
 def family(seed, n=5, grid=(10, 10), parts=20, classes=4, dim=6):

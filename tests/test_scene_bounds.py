@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.gmm import driver
-from lvmrepro.lssvm import BlockFrankWolfe, CuttingPlane
-from lvmrepro.lssvm.models.rbow import RBoWModel
+from lvmrepro.engine.gmm import driver
+from lvmrepro.engine.lssvm import BlockFrankWolfe, CuttingPlane
+from lvmrepro.tasks.scenes.model import RBoWModel
 from lvmrepro.experiments.gmm.scenes import raw_lambda
-from lvmrepro.scenes.bounds import SceneBounds, knapsack_select
-from lvmrepro.scenes.potts import icm_labelling, labelling_value, potts_energy
+from lvmrepro.tasks.scenes.bounds import SceneBounds, knapsack_select
+from lvmrepro.tasks.scenes.potts import icm_labelling, labelling_value, potts_energy
 
 
 @st.composite
@@ -172,7 +172,7 @@ def _bcfw():
 def test_shared_first_step_gives_the_same_run(kind, solver):
     """A run started from first_step's result (w and the solver's state: planes and dual values, or BCFW's
     per-block state and block-order generator) is the run that computes it itself."""
-    from lvmrepro.scenes.bounds import first_step
+    from lvmrepro.tasks.scenes.bounds import first_step
     # structured toy data and a map of random filters: every learner makes progress for all six iterations
     # (on unstructured data the first minimiser is w = 0 and the run stops there, which would test nothing)
     model, X, Y, rng = _toy(seed=2, n=12)
@@ -194,7 +194,7 @@ def test_shared_first_step_gives_the_same_run(kind, solver):
 
 
 def test_shared_first_step_is_checked():
-    from lvmrepro.scenes.bounds import first_step
+    from lvmrepro.tasks.scenes.bounds import first_step
     rng = np.random.default_rng(0)
     model = RBoWModel(2, 3, 2, (2, 2))
     X = rng.normal(size=(4, 2, 2, 2))

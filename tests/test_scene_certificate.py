@@ -3,10 +3,10 @@ bound values at random w and against cvxpy's minimum), the simplex projection, a
 import numpy as np
 import pytest
 
-from lvmrepro.lssvm import CuttingPlane
-from lvmrepro.lssvm.models.rbow import RBoWModel
-from lvmrepro.scenes.bounds import SceneBounds
-from lvmrepro.scenes.certificate import _project_rows, part_counts, zero_certificate
+from lvmrepro.engine.lssvm import CuttingPlane
+from lvmrepro.tasks.scenes.model import RBoWModel
+from lvmrepro.tasks.scenes.bounds import SceneBounds
+from lvmrepro.tasks.scenes.certificate import _project_rows, part_counts, zero_certificate
 
 
 def _instance(seed, n=24, K=3, P=4, D=3, grid=(3, 3)):

@@ -2,9 +2,10 @@
 import numpy as np
 import pytest
 
-from lvmrepro.datasets import cnn, scene15
-from lvmrepro.scenes import features
-from lvmrepro.scenes.parts import discover_parts
+from lvmrepro.tasks.scenes import cnn
+from lvmrepro.tasks.scenes import data as scene15
+from lvmrepro.tasks.scenes import features
+from lvmrepro.tasks.scenes.parts import discover_parts
 
 from conftest import needs_data
 

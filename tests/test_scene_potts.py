@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.scenes.init import coherence, graph_cut_assignment, random_assignment
-from lvmrepro.scenes.potts import (brute_force_labelling, candidate_labels, labelling_value, potts_energy,
+from lvmrepro.tasks.scenes.init import coherence, graph_cut_assignment, random_assignment
+from lvmrepro.tasks.scenes.potts import (brute_force_labelling, candidate_labels, labelling_value, potts_energy,
                                    potts_labelling)
 
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro.kernels import rbow_class_scores, rbow_latent_completion
-from lvmrepro.lssvm.models.rbow import RBoWModel
-from lvmrepro.scenes.parts import discover_parts
+from lvmrepro.engine.kernels import rbow_class_scores, rbow_latent_completion
+from lvmrepro.tasks.scenes.model import RBoWModel
+from lvmrepro.tasks.scenes.parts import discover_parts
 
 from conftest import needs_data
 
@@ -224,7 +224,7 @@ def test_graph_cut_initialisation():
     H0 = model.init_latent(X, y, "potts:0")
     assert np.array_equal(H0, model.impute_latent(model.init_w, X, y)[0])    # lambda = 0: the argmax
     H1 = model.init_latent(X, y, "potts:1")
-    from lvmrepro.scenes.potts import potts_energy
+    from lvmrepro.tasks.scenes.potts import potts_energy
     assert potts_energy(H1).mean() < potts_energy(H0).mean()
     R1 = model.init_latent(X, y, "random", np.random.default_rng(3))
     assert np.array_equal(R1, model.init_latent(X, y, "random", np.random.default_rng(3)))
@@ -233,8 +233,8 @@ def test_graph_cut_initialisation():
 @needs_data
 def test_real_data_chain_small():
     """15-Scene -> CNN regions -> PCA -> parts -> graph-cut initialisation -> inference, on 3 classes."""
-    from lvmrepro.scenes.features import load_scene_data
-    from lvmrepro.scenes.init import coherence
+    from lvmrepro.tasks.scenes.features import load_scene_data
+    from lvmrepro.tasks.scenes.init import coherence
     data = load_scene_data(16, classes=("Coast", "Kitchen", "Street"), per_class=4)
     parts = discover_parts(data.X_train, data.y_train, 15, np.random.default_rng(0), n_parts=8, iterations=5)
     model = RBoWModel(15, 8, 16, init_w=None)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lvmrepro.experiments.gmm import scenes as S
-from lvmrepro.lssvm.inner.cutting_plane import PlaneCache
+from lvmrepro.engine.lssvm.inner.cutting_plane import PlaneCache
 from conftest import needs_data
 
 TIMING = ("select_s", "minimize_s", "train_s", "train_cpu_s", "runtime_s", "seconds")
@@ -56,9 +56,9 @@ def _same_bcfw(a, b):
 def test_first_step_npz_round_trip_bcfw(tmp_path):
     """BCFW's state (per-block arrays, step count, block-order generator) reads back exactly, and a session
     given the read-back state continues exactly as the one that produced it."""
-    from lvmrepro.lssvm import BlockFrankWolfe
-    from lvmrepro.lssvm.models.rbow import RBoWModel
-    from lvmrepro.scenes.bounds import first_step, set_solver_state
+    from lvmrepro.engine.lssvm import BlockFrankWolfe
+    from lvmrepro.tasks.scenes.model import RBoWModel
+    from lvmrepro.tasks.scenes.bounds import first_step, set_solver_state
     rng = np.random.default_rng(2)
     model = RBoWModel(3, 4, 3, (2, 2))
     X = rng.normal(size=(6, 2, 2, 3))
@@ -98,12 +98,12 @@ def test_run_cache_reads_back_the_computed_run_and_misses_on_changes(monkeypatch
     task = {"init": "1.0", "seed_index": 0, "method": "G-MM biased", "repetition": 0, "run_seed": 99}
     # the shared first step: computed once, then read back with the same planes and dual values
     calls = []
-    real_first_step = __import__("lvmrepro.scenes.bounds", fromlist=["first_step"]).first_step
+    real_first_step = __import__("lvmrepro.tasks.scenes.bounds", fromlist=["first_step"]).first_step
 
     def counting_first_step(*a, **k):
         calls.append(1)
         return real_first_step(*a, **k)
-    monkeypatch.setattr("lvmrepro.scenes.bounds.first_step", counting_first_step)
+    monkeypatch.setattr("lvmrepro.tasks.scenes.bounds.first_step", counting_first_step)
     f1 = S._first((p, H0, 1))
     f2 = S._first((p, H0, 1))
     assert len(calls) == 1
@@ -144,7 +144,7 @@ def test_run_source_tag_lists_existing_files():
     for pattern in S._RUN_SOURCES:
         assert list(root.glob(pattern)), pattern
     assert len(S.run_source_tag()) == 64
-    assert "lssvm/inner/bcfw.py" in S._RUN_SOURCES and "inner_solver" in S._RUN_PARAMS
+    assert "engine/lssvm/inner/bcfw.py" in S._RUN_SOURCES and "inner_solver" in S._RUN_PARAMS
 
 
 def test_plane_cache_buffer_matches_plain_arrays():

@@ -4,8 +4,8 @@ import pytest
 
 from lvmrepro.experiments import run
 from lvmrepro.experiments.gmm.scenes import METHODS, PAPER_TABLE3, raw_lambda
-from lvmrepro.gmm.lssvm_bounds import LSSVMBounds
-from lvmrepro.lssvm.models.rbow import RBoWModel
+from lvmrepro.engine.gmm.lssvm_bounds import LSSVMBounds
+from lvmrepro.tasks.scenes.model import RBoWModel
 from conftest import needs_data
 
 
@@ -55,7 +55,7 @@ def test_scene_targets_smoke():
     status = run_cache_status("smoke")
     assert len(status["runs"]) == n_runs and all(r["done"] for r in status["runs"] + status["firsts"])
     assert sorted(r["iterations"] for r in status["runs"]) == sorted(r["iterations"] for r in runs)
-    # the result names the run cache's code key, which a stored run is compared against (lvmrepro.stored)
+    # the result names the run cache's code key, which a stored run is compared against (lvmrepro.book.stored)
     from lvmrepro.experiments.gmm.scenes import run_source_tag
     assert res["artifacts"]["run_code"] == run_source_tag()
     ex = res["artifacts"]["examples"]

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from lvmrepro import scorecard
+from lvmrepro.book import scorecard
 
 
 def _result(target, claims, scale="smoke", runtime=2.0):
@@ -24,7 +24,7 @@ def results_dir(tmp_path):
 
 
 def test_collect_one_item_per_paper_item_with_its_state(results_dir):
-    from lvmrepro.papers import ITEMS
+    from lvmrepro.book.papers import ITEMS
     items = scorecard.collect(results_dir)
     assert len(items) == len(ITEMS)                               # every item of the four papers
     by = {(i["paper"], i["item"]): i for i in items}
@@ -38,7 +38,7 @@ def test_collect_one_item_per_paper_item_with_its_state(results_dir):
 
 
 def test_item_states_follow_the_rules():
-    from lvmrepro.papers import Item, item_state
+    from lvmrepro.book.papers import Item, item_state
     it = Item("gmm", "Table 9", "x", ("gmm.t",))
     res = lambda claims, checks=(): {"gmm.t": {"target": "gmm.t", "scale": "paper", "claims": [  # noqa: E731
         {"id": str(i), "statement": "s", "holds": h, "test": "t"} for i, h in enumerate(claims)],

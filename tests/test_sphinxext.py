@@ -1,7 +1,7 @@
 """The book's Sphinx extension publishes each executed notebook into the site."""
 import json
 
-from lvmrepro import sphinxext
+from lvmrepro.book import sphinxext
 
 
 def test_executed_notebook_is_copied_under_sources(tmp_path):

@@ -7,8 +7,9 @@ from conftest import needs_data
 
 @needs_data
 def test_features_match_skimage_and_are_cached(tmp_path):
-    from lvmrepro.datasets import load_digit_pair, load_mnist
-    from lvmrepro.datasets.digits import _cache_dir, rotated_pca_slow, ANGLES, N_COMPONENTS
+    from lvmrepro.tasks.digits.data import load_digit_pair
+    from lvmrepro.datasets.loaders import load_mnist
+    from lvmrepro.tasks.digits.data import _cache_dir, rotated_pca_slow, ANGLES, N_COMPONENTS
     d = load_digit_pair(3, 8)
     assert d.F_train.shape[1:] == (11, 11) and set(np.unique(d.y_train)) == {0, 1}
     images, labels = load_mnist("train")
@@ -25,7 +26,7 @@ def test_features_match_skimage_and_are_cached(tmp_path):
 
 
 def test_bad_pairs():
-    from lvmrepro.datasets import load_digit_pair
+    from lvmrepro.tasks.digits.data import load_digit_pair
     with pytest.raises(ValueError, match="two different digits"):
         load_digit_pair(3, 3)
     with pytest.raises(ValueError, match="two different digits"):

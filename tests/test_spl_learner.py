@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from lvmrepro.lssvm import EnumerableStatesModel, SelfPaced, latent_objective
+from lvmrepro.engine.lssvm import EnumerableStatesModel, SelfPaced, latent_objective
 
 
 def toy(n=60, A=4, d=3, seed=0, L=2):

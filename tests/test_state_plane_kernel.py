@@ -2,8 +2,8 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from lvmrepro._kernels import state_plane, state_plane_ref
-from lvmrepro.lssvm import EnumerableStatesModel, GroupNormLSSVM, StateFeatures
+from lvmrepro.engine._kernels import state_plane, state_plane_ref
+from lvmrepro.engine.lssvm import EnumerableStatesModel, GroupNormLSSVM, StateFeatures
 
 from enumerable_problems import enumerable_problems
 
@@ -57,7 +57,7 @@ def test_kernel_matches_reference_and_the_oracle(problem):
 
 def test_group_norm_learner_evaluates_the_same_with_and_without_the_kernel():
     """The learner's fused evaluation (Cython model) equals its generic one (NumPy-backend model)."""
-    from lvmrepro.lssvm.models.digits import groupnorm_blocks, groupnorm_digit_model
+    from lvmrepro.tasks.digits.model import groupnorm_blocks, groupnorm_digit_model
     rng = np.random.default_rng(3)
     F = rng.standard_normal((50, 11, 11))
     Y, H = rng.integers(0, 2, 50), rng.integers(0, 11, 50)

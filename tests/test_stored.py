@@ -1,11 +1,12 @@
-"""Stored runs (lvmrepro.stored): only a valid result of a scale's own parameters, from a commit, is kept and shown."""
+"""Stored runs (lvmrepro.book.stored): only a valid result of a scale's own parameters, from a commit, is kept and shown."""
 import json
 import subprocess
 import sys
 
 import pytest
 
-from lvmrepro import experiments, stored
+from lvmrepro import experiments
+from lvmrepro.book import stored
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
 import numpy as np
 
-from lvmrepro.datasets import gmm200, norm25
+from lvmrepro.tasks.clustering.synthetic import gmm200
+from lvmrepro.tasks.clustering.synthetic import norm25
 
 
 def test_norm25_shape_and_determinism():

@@ -1,14 +1,11 @@
-"""Data: the registry of real files (:mod:`.registry`), their loaders, and the synthetic generators.
+"""Data: the registry of real files (:mod:`.registry`) and the loaders of real data sets that more than
+one chapter reads (:mod:`.loaders`: D31, Cloud, MNIST).
 
-Real data are only ever read through :func:`fetch`, which verifies the sha256; synthetic data
-sets described by a paper are functions of a seed (:mod:`.synthetic`).
+Real data are only ever read through :func:`fetch`, which verifies the sha256.  Each data domain's own
+loader lives with its task (``lvmrepro.tasks.<domain>.data``); synthetic data sets described by a paper
+are functions of a seed (``lvmrepro.tasks.clustering.synthetic``, ``lvmrepro.tasks.regression.synthetic``).
 """
 from lvmrepro.datasets.registry import (  # noqa: F401
     ChecksumMismatch, DataFileMissing, Registry, default_registry, fetch,
 )
 from lvmrepro.datasets.loaders import load_cloud, load_d31, load_mnist  # noqa: F401
-from lvmrepro.datasets.synthetic import gmm200, norm25  # noqa: F401
-from lvmrepro.datasets.mammals import load_features as load_mammals_features, load_splits as load_mammals_splits  # noqa: F401,E501
-from lvmrepro.datasets.hopkins import epipolar_regression, hopkins_sequences, load_hopkins  # noqa: F401
-from lvmrepro.datasets.digits import DIGIT_PAIRS, load_digit_pair  # noqa: F401
-from lvmrepro.datasets.uniprobe import load_fold as load_uniprobe_fold  # noqa: F401

@@ -83,7 +83,7 @@ def target(name: str, *, title: str, scales: dict[str, dict], paper: Any = None,
            check_params: Callable | None = None, book: dict | None = None):
     """Register ``func(ctx)`` as the experiment behind table/figure ``name``.
 
-    ``item``: the paper item it reproduces (``"Table 1"``; see :mod:`lvmrepro.papers`; None for targets
+    ``item``: the paper item it reproduces (``"Table 1"``; see :mod:`lvmrepro.book.papers`; None for targets
     beyond the paper); ``requires``: the targets whose results it reads with :meth:`Context.require`;
     ``params``: parameter types (:mod:`lvmrepro.params`) -- undeclared ones are inferred from the scales;
     ``check_params(params)``: raises ValueError for combinations no single type can forbid;

@@ -9,7 +9,7 @@ import numpy as np
 
 from lvmrepro.experiments import target
 from lvmrepro.stats import check
-from lvmrepro.kernels import assign_nearest
+from lvmrepro.engine.kernels import assign_nearest
 
 
 def _trial(args):

@@ -6,14 +6,14 @@ Methods (the names used in every result file):
 
 * ``em`` -- the paper's EM: ``restarts`` random hard starts, the best penalised likelihood kept;
 * ``em_soft``, ``em_kxy``, ``em_klocal`` -- EM from random soft, k-means on (x, y) and k-means on local
-  regression fits (:func:`lvmrepro.mixreg.em`), the same number of starts each;
+  regression fits (:func:`lvmrepro.engine.mixreg.em`), the same number of starts each;
 * ``em_full`` -- EM at full strength for the paper's budget: the ``restarts`` starts split evenly over the
   four kinds above, the best likelihood kept (a label-free choice);
 * ``em_hybrid`` -- EM started from the convex solutions (max-min's rounded labels at every convex
   setting of the grid), the best likelihood kept;
 * ``em_truth`` -- EM started from the ground truth: an oracle row that tells whether EM fails by its
   model (the truth is not a good optimum) or by its search (it is, and the restarts miss it);
-* ``maxmin`` -- Algorithm 1, certified to ``tol`` (relative duality gap) by :mod:`lvmrepro.mixreg.certify`;
+* ``maxmin`` -- Algorithm 1, certified to ``tol`` (relative duality gap) by :mod:`lvmrepro.engine.mixreg.certify`;
 * ``minmin`` -- Algorithm 2, stopped at the relative gap ``minmin_tol`` (certified with max-min's lower
   bound on the same problem) or at ``minmin_iter`` iterations.
 
@@ -84,7 +84,7 @@ BASE_CONSTRUCTION = "first-last, F33"
 
 def problem(name: str, construction: str = BASE_CONSTRUCTION):
     """(sequence, X, y, p, q, fix_entry) of ``name`` under a two-frame construction."""
-    from lvmrepro.datasets.hopkins import epipolar_regression, load_hopkins, two_frame_points
+    from lvmrepro.tasks.motion.data import epipolar_regression, load_hopkins, two_frame_points
     seq = load_hopkins(name)
     frames, fix = CONSTRUCTIONS[construction]
     mid = seq.n_frames // 2
@@ -95,13 +95,13 @@ def problem(name: str, construction: str = BASE_CONSTRUCTION):
 
 
 def _score(p, q, labels, fix):
-    from lvmrepro.datasets.hopkins import label_free_score
+    from lvmrepro.tasks.motion.data import label_free_score
     s = label_free_score(p, q, labels, fix_entry=fix)
     return s if np.isfinite(s) else None
 
 
 def _em_out(method, r, seq, p, q, fix, t0):
-    from lvmrepro.mixreg import error_rate
+    from lvmrepro.engine.mixreg import error_rate
     return {"method": method, "error": error_rate(seq.labels, r.labels), "objective": r.loglik,
             "iterations": int(r.total_iterations), "converged": bool(r.converged), "best_start": r.best_start,
             "score": _score(p, q, r.labels, fix), "labels": labels_str(r.labels), "seconds": time.perf_counter() - t0}
@@ -110,7 +110,7 @@ def _em_out(method, r, seq, p, q, fix, t0):
 def em_task(args):
     """Every requested EM method at one EM setting (and, if asked, EM from the truth there)."""
     from threadpoolctl import threadpool_limits
-    from lvmrepro.mixreg import em
+    from lvmrepro.engine.mixreg import em
     name, construction, setting, methods, seed, p = args
     with threadpool_limits(1):
         seq, X, y, pts_p, pts_q, fix = problem(name, construction)
@@ -134,7 +134,7 @@ def em_task(args):
 def hybrid_task(args):
     """EM at one EM setting started from given labellings (the convex solutions), best likelihood kept."""
     from threadpoolctl import threadpool_limits
-    from lvmrepro.mixreg import em
+    from lvmrepro.engine.mixreg import em
     name, construction, setting, starts, p = args
     with threadpool_limits(1):
         seq, X, y, pts_p, pts_q, fix = problem(name, construction)
@@ -149,7 +149,7 @@ def hybrid_task(args):
 def convex_task(args):
     """Max-min (certified) and, if asked, min-min at one convex setting."""
     from threadpoolctl import threadpool_limits
-    from lvmrepro.mixreg import error_rate, maxmin, minmin
+    from lvmrepro.engine.mixreg import error_rate, maxmin, minmin
     name, construction, setting, methods, seed, p = args
     with threadpool_limits(1):
         seq, X, y, pts_p, pts_q, fix = problem(name, construction)

@@ -10,8 +10,8 @@ import time
 
 import numpy as np
 
-from lvmrepro.datasets.hopkins import epipolar_regression, load_hopkins
-from lvmrepro.mixreg import em, error_rate, maxmin, minmin
+from lvmrepro.tasks.motion.data import epipolar_regression, load_hopkins
+from lvmrepro.engine.mixreg import em, error_rate, maxmin, minmin
 
 
 def _q(setting, k):

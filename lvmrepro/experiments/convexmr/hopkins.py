@@ -1,7 +1,7 @@
 """Convex mixture regression on Hopkins 155 -- notebook ``notebooks/convexmr/03_hopkins``:
 
 * ``convexmr.tuning`` -- the hyper-parameter grid on a tuning set of sequences that shares no point with
-  the Table 1 sequences (whole point families, :data:`lvmrepro.datasets.hopkins.TUNING_SET`); each
+  the Table 1 sequences (whole point families, :data:`lvmrepro.tasks.motion.data.TUNING_SET`); each
   method's setting with the lowest mean error there is protocol (b)'s choice;
 * ``convexmr.table1`` -- Table 1 (five sequences) under three protocols: (a) the paper's oracle tuning
   (best grid setting per sequence and method, read off the test labels), (b) the setting chosen on the
@@ -77,8 +77,8 @@ def _maxmin_certified_check(fits, tol, item=None, where=""):
 
 def _recount_check(fits, item=None):
     """Error rates recomputed from the stored labels (a check of the bookkeeping, not of a claim)."""
-    from lvmrepro.datasets.hopkins import load_hopkins
-    from lvmrepro.mixreg import error_rate
+    from lvmrepro.tasks.motion.data import load_hopkins
+    from lvmrepro.engine.mixreg import error_rate
     truth = {}
     bad = 0
     for f in fits:
@@ -135,7 +135,7 @@ DEFAULT_TUNING = ("arm", "cars5_g12", "1R2TCRT_g12", "1RT2TC_g13", "truck1", "1R
 
 
 def _tuning_scales():
-    from lvmrepro.datasets.hopkins import TUNING_SET
+    from lvmrepro.tasks.motion.data import TUNING_SET
     return {"smoke": {**_GRID["smoke"], "sequences": ["arm", "cars5_g12"]},
             # default: six of the smaller tuning sequences, two and three motions (a few seconds in all)
             "default": {**_GRID["default"], "sequences": list(DEFAULT_TUNING)},
@@ -143,7 +143,7 @@ def _tuning_scales():
 
 
 def _sequence_choices():
-    from lvmrepro.datasets.hopkins import hopkins_sequences
+    from lvmrepro.tasks.motion.data import hopkins_sequences
     return tuple(s for s in hopkins_sequences() if s != "dancing")
 
 
@@ -155,7 +155,7 @@ def tuning(ctx):
     """EM (the paper's), EM at full strength and max-min on every grid setting of every tuning sequence;
     each method's setting with the lowest mean error is protocol (b)'s choice (min-min solves the same
     relaxation as max-min and takes its setting)."""
-    from lvmrepro.datasets.hopkins import SEQUENCES_TABLE1, load_hopkins, sharing_points
+    from lvmrepro.tasks.motion.data import SEQUENCES_TABLE1, load_hopkins, sharing_points
     p = ctx.params
     seqs = list(p["sequences"])
     touching = sorted(s for s in seqs if s in SEQUENCES_TABLE1 or sharing_points(s) & set(SEQUENCES_TABLE1))
@@ -216,7 +216,7 @@ def _tuned_setting(chosen, method):
 def table1(ctx):
     """Every method on grids of the same size with the same number of starts; the error of each under
     (a) the paper's oracle tuning, (b) the tuning set's settings, (c) the label-free score."""
-    from lvmrepro.datasets.hopkins import load_hopkins
+    from lvmrepro.tasks.motion.data import load_hopkins
     p = ctx.params
     seqs = list(p["sequences"])
     tuned = ctx.require("convexmr.tuning")["artifacts"]["chosen"]
@@ -364,8 +364,8 @@ def _sensitivity_note(sens, rows, seqs):
 def fig2(ctx):
     """Image-plane points (first frame, pixels) with the labels of ``convexmr.table1`` under protocols (a)
     and (b)."""
-    from lvmrepro.datasets.hopkins import load_hopkins
-    from lvmrepro.mixreg import error_rate, matched_labels
+    from lvmrepro.tasks.motion.data import load_hopkins
+    from lvmrepro.engine.mixreg import error_rate, matched_labels
     t1 = ctx.require("convexmr.table1")
     missing = [s for s in ctx.params["sequences"] if s not in t1["params"]["sequences"]]
     if missing:
@@ -401,7 +401,7 @@ def fig2(ctx):
 
 # ---------------------------------------------------------------- beyond the paper: the benchmark
 def _eligible(tuning_sequences):
-    from lvmrepro.datasets.hopkins import SEQUENCES_TABLE1, disjoint_sequences
+    from lvmrepro.tasks.motion.data import SEQUENCES_TABLE1, disjoint_sequences
     return disjoint_sequences(list(SEQUENCES_TABLE1) + list(tuning_sequences))
 
 
@@ -424,7 +424,7 @@ def all155(ctx):
     """EM (the paper's and at full strength), EM from max-min's solution, EM from the truth, max-min and
     min-min on every eligible sequence at protocol (b)'s settings (``convexmr.tuning``); eligible: shares no
     point track with a Table 1 sequence or a tuning sequence."""
-    from lvmrepro.datasets.hopkins import SEQUENCES_TABLE1, load_hopkins, sequence_table, sharing_points
+    from lvmrepro.tasks.motion.data import SEQUENCES_TABLE1, load_hopkins, sequence_table, sharing_points
     p = dict(ctx.params)
     tun = ctx.require("convexmr.tuning")
     chosen = tun["artifacts"]["chosen"]

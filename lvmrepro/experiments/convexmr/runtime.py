@@ -82,7 +82,7 @@ def _order_claim(minmin, em, note):
 def runtime(ctx):
     """Median wall-clock seconds per sequence and method; the ratios to EM are what we compare with the paper
     (absolute times on a 2009 Pentium 4 are not comparable)."""
-    from lvmrepro.datasets.hopkins import load_hopkins
+    from lvmrepro.tasks.motion.data import load_hopkins
     p = dict(ctx.params)
     tuned = ctx.require("convexmr.tuning")["artifacts"]["chosen"]
     for s in p["sequences"]:

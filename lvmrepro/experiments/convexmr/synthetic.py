@@ -44,15 +44,15 @@ def readings(p) -> list[dict]:
 
 def _chance(labels, k, rng):
     """Mean error of random relabellings with the true group sizes (a permutation of the truth)."""
-    from lvmrepro.mixreg import error_rate
+    from lvmrepro.engine.mixreg import error_rate
     return float(np.mean([error_rate(labels, rng.permutation(labels)) for _ in range(CHANCE_DRAWS)]))
 
 
 def _trial(args):
     """One synthetic data set: the requested methods' error rates (and certificates, labels)."""
     from threadpoolctl import threadpool_limits
-    from lvmrepro.datasets.mixreg import mixreg_synthetic
-    from lvmrepro.mixreg import em, error_rate, maxmin, minmin
+    from lvmrepro.tasks.regression.synthetic import mixreg_synthetic
+    from lvmrepro.engine.mixreg import em, error_rate, maxmin, minmin
     idx, ss, x_range, methods, p = args
     data_ss, em_ss, cvx_ss, chance_ss = ss.spawn(4)
     X, y, labels, w = mixreg_synthetic(np.random.default_rng(data_ss), t=p["t"], k=p["k"], x_range=x_range)
@@ -215,7 +215,7 @@ def synthetic(ctx):
 def fig1(ctx):
     """The memberships of the first fresh data set of ``convexmr.synthetic``; the claim that the relaxation
     "retains much of the structure" is decided on all of them against a random labelling."""
-    from lvmrepro.mixreg import error_rate
+    from lvmrepro.engine.mixreg import error_rate
     syn = ctx.require("convexmr.synthetic")
     first = syn["artifacts"]["first"]
     truth = np.array(first["truth"])

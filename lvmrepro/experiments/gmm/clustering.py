@@ -22,12 +22,12 @@ import time
 
 import numpy as np
 
-from lvmrepro.datasets.clustering import load_clustering as load, verify_files
+from lvmrepro.tasks.clustering.data import load_clustering as load, verify_files
 from lvmrepro.experiments import target
-from lvmrepro.gmm.init import INITS, initialise
-from lvmrepro.gmm.kmeans import KMeansFamily, gmm_kmeans, kmeans
-from lvmrepro.datasets.clustering import CLUSTERING_SETS as DATASETS
-from lvmrepro.gmm.kmeans import EMPTY_RULES
+from lvmrepro.engine.gmm.init import INITS, initialise
+from lvmrepro.engine.gmm.kmeans import KMeansFamily, gmm_kmeans, kmeans
+from lvmrepro.tasks.clustering.data import CLUSTERING_SETS as DATASETS
+from lvmrepro.engine.gmm.kmeans import EMPTY_RULES
 from lvmrepro.params import Choice, Float, Int, List
 
 K = {"Norm-25": 25, "D31": 31, "Cloud": 50, "GMM-200": 200}

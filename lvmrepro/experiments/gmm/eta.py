@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.datasets.clustering import verify_files
+from lvmrepro.tasks.clustering.data import verify_files
 from lvmrepro.experiments import target
 from lvmrepro.experiments.gmm.clustering import (COMMON, COMMON_PARAMS, _clustering_params, _stats, _trial,
                                                  _trial_items, trial_cost)
-from lvmrepro.gmm.init import INITS
+from lvmrepro.engine.gmm.init import INITS
 from lvmrepro.params import List
 
 # Practical thresholds (relative to the objective).  Spread: the mean absolute deviation from the cell's

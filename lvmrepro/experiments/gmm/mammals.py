@@ -5,9 +5,9 @@ latent initialisations (image centre, top-left, random) -- notebook ``notebooks/
 
 Data: the papers' own 271 images and five random 245/26 splits (random 90/10 splits, not a
 partition); features: per-position HOG recomputed with scikit-image (see
-:mod:`lvmrepro.datasets.mammals` for what differs from the original 1488-dim features).
-Model: :mod:`lvmrepro.lssvm.models.mammals`; G-MM bounds: :mod:`lvmrepro.gmm.lssvm_bounds`,
-run by the generic driver :func:`lvmrepro.gmm.driver.run`.  The SPL paper's mammals experiment is
+:mod:`lvmrepro.tasks.mammals.data` for what differs from the original 1488-dim features).
+Model: :mod:`lvmrepro.tasks.mammals.model`; G-MM bounds: :mod:`lvmrepro.engine.gmm.lssvm_bounds`,
+run by the generic driver :func:`lvmrepro.engine.gmm.driver.run`.  The SPL paper's mammals experiment is
 :mod:`lvmrepro.experiments.spl.mammals`.
 """
 from __future__ import annotations
@@ -16,12 +16,12 @@ import time
 
 import numpy as np
 
-from lvmrepro.datasets.mammals import (
+from lvmrepro.tasks.mammals.data import (
     INITIALISATIONS as INITS, initial_positions, prefetch_features, relative_positions, split_examples,
 )
 from lvmrepro.experiments import target
 from lvmrepro.params import Float, Int, List
-from lvmrepro.lssvm.models.mammals import build
+from lvmrepro.tasks.mammals.model import build
 
 METHODS = ("CCP", "G-MM random", "G-MM biased")
 KIND = {"CCP": "ccp", "G-MM random": "random", "G-MM biased": "biased"}
@@ -64,10 +64,10 @@ def _gmm_task(args):
 def _gmm_group(group):
     """The runs of one split and initialisation (the three methods, and the eta and objective-scale study runs
     from the same positions), run together: one thread each, their score products on the training set
-    computed as one (:mod:`lvmrepro.lssvm.shared_product`; every run's floats are those of running it
+    computed as one (:mod:`lvmrepro.engine.lssvm.shared_product`; every run's floats are those of running it
     alone)."""
     from functools import partial
-    from lvmrepro.lssvm.shared_product import run_together
+    from lvmrepro.engine.lssvm.shared_product import run_together
     split, p = group[0][0], group[0][4]
     train, test = split_examples(split, p["n_train"], p["n_test"], p["subsample_seed"])
     model, X, Y = build(train)
@@ -76,9 +76,9 @@ def _gmm_group(group):
 
 
 def _gmm_run(args, train, model, X, Y, Xt, Yt):
-    from lvmrepro.gmm import driver
-    from lvmrepro.gmm.lssvm_bounds import LSSVMBounds
-    from lvmrepro.lssvm import CuttingPlane
+    from lvmrepro.engine.gmm import driver
+    from lvmrepro.engine.gmm.lssvm_bounds import LSSVMBounds
+    from lvmrepro.engine.lssvm import CuttingPlane
     split, init, method, eta, p, seed_init, seed_run = args[:7]
     study = args[7] if len(args) > 7 else "main"
     t0 = time.perf_counter()
@@ -505,7 +505,7 @@ def gmm_fig3(ctx):
 def gmm_fig6(ctx):
     """Example training images (top-left init, first split) with each method's final box.  The claims of
     supplement C are decided on the training images of every split (top-left), one share per split."""
-    from lvmrepro.datasets import mammals as dm
+    from lvmrepro.tasks.mammals import data as dm
     from PIL import Image
     from lvmrepro.datasets.registry import fetch
     from lvmrepro.stats import paired_claim, untestable

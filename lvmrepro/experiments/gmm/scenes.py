@@ -4,31 +4,31 @@ section 5.4) -- notebook ``notebooks/gmm/06_scenes``.
 
 Stand-ins (both real): 15-Scene (15 classes, 100 training + 100 test images each) for MIT-Indoor-67,
 and the last convolutional feature map of EfficientNet-Lite0 (ImageNet) for the hybrid network's fc7;
-PCA to 240 dimensions fitted on the training regions (:mod:`lvmrepro.scenes.features`).
+PCA to 240 dimensions fitted on the training regions (:mod:`lvmrepro.tasks.scenes.features`).
 
 Protocol (all parameters of the targets):
 
-* **model** :class:`~lvmrepro.lssvm.models.rbow.RBoWModel`: ``n_parts`` shared parts, 10 x 10 regions,
+* **model** :class:`~lvmrepro.tasks.scenes.model.RBoWModel`: ``n_parts`` shared parts, 10 x 10 regions,
   0-1 loss; objective (8) ``F(w) = lam/2 ||w||^2 + 1/n sum_i [max_{y,z} (w.phi + Delta) - max_z w.phi(x_i, y_i, z)]``
   on the *normalised bag*: regions divided by the training regions' RMS norm and the bag averaged over its
   100 regions (:func:`training_data`, :func:`raw_lambda`; the paper states neither its feature scale nor its
   ``lambda`` for this experiment, so its objective values (about 14-15) are not comparable with ours);
 * **initialisations** (the columns): five random part maps (seeds) and the graph-cut maps of the discovered
-  parts at Potts penalty ``lambda`` in {0, .25, .5, 1} (:mod:`lvmrepro.scenes.parts`, :mod:`lvmrepro.scenes.init`);
+  parts at Potts penalty ``lambda`` in {0, .25, .5, 1} (:mod:`lvmrepro.tasks.scenes.parts`, :mod:`lvmrepro.tasks.scenes.init`);
 * **learners**: CCP (MM: the touching bound, ``eta = 1``), G-MM random (``repetitions`` runs, averaged) and
-  G-MM biased (:class:`~lvmrepro.scenes.bounds.SceneBounds`), ``eta = 0.1``, each run by the generic driver
-  :func:`lvmrepro.gmm.driver.run` until ``d_t < eps`` or ``max_iter`` iterations;
+  G-MM biased (:class:`~lvmrepro.tasks.scenes.bounds.SceneBounds`), ``eta = 0.1``, each run by the generic driver
+  :func:`lvmrepro.engine.gmm.driver.run` until ``d_t < eps`` or ``max_iter`` iterations;
 * **convex step** (parameter ``inner_solver``): the engine's warm-started 1-slack cutting plane
-  (``"cutting_plane"``, :class:`~lvmrepro.lssvm.inner.CuttingPlane`; its planes are re-used across the bounds
+  (``"cutting_plane"``, :class:`~lvmrepro.engine.lssvm.inner.CuttingPlane`; its planes are re-used across the bounds
   of a run; ``smoke`` and ``default``) or block-coordinate Frank-Wolfe (``"bcfw"``,
-  :class:`~lvmrepro.lssvm.inner.BlockFrankWolfe`, one example per step with exact line search, its per-block
+  :class:`~lvmrepro.engine.lssvm.inner.BlockFrankWolfe`, one example per step with exact line search, its per-block
   dual state kept across the bounds of a run, the certified gap evaluated every :data:`BCFW_GAP_EVERY`
   sweeps; ``paper``), with at most ``inner_iter`` planes or sweeps per bound and duality-gap target
   ``solver_tol``; every solve's solver, passes and certified gap are recorded (``solve_log`` of each run).
   Every learner's first bound is the initial map minimised from ``w_0 = 0``, so that step is computed once
   per initialisation (at most ``first_inner_iter`` planes or sweeps) and handed, with the solver's warm-start
   state (the planes and their dual values, or BCFW's per-block state and block-order generator), to all runs
-  from that map (:func:`lvmrepro.scenes.bounds.first_step`; a test checks that a run is the same either way,
+  from that map (:func:`lvmrepro.tasks.scenes.bounds.first_step`; a test checks that a run is the same either way,
   for both solvers).  Why BCFW at ``paper``: at 1,500 images and 200 parts it reaches the cutting plane's
   optimum in about a fifth of the CPU time (``benchmarks/scene_inner_solvers.py``); at 300 images and below
   it is no faster, and at a few images much slower, so the smaller scales keep the cutting plane.
@@ -139,7 +139,7 @@ PAPER_EFFECTS = {   # mean paired differences over the nine initialisations in t
 #: much, so we estimate the 63 runs at about 2,000 CPU seconds, under 20 minutes on 2 idle cores (not yet
 #: measured on an idle machine: a full run on the loaded one took about 3.5 minutes per biased run).  Not fewer than 15
 #: per class: below that the random maps' part counts no longer balance across classes closely enough for
-#: the zero certificate to prove w = 0 within solver_tol (:mod:`lvmrepro.scenes.certificate`).
+#: the zero certificate to prove w = 0 within solver_tol (:mod:`lvmrepro.tasks.scenes.certificate`).
 #: The reduction keeps the cutting plane (the ``paper`` parameters' BCFW is for the full size): its cost above was
 #: measured with it, and at a few hundred images BCFW is no faster.
 BOOK_REDUCTION = {"per_class": 15, "n_parts": 25, "inner_solver": "cutting_plane"}
@@ -152,9 +152,9 @@ BCFW_GAP_EVERY = 5
 # --------------------------------------------------------------------------- data, parts, initial maps
 def _source_tag() -> str:
     """Hash of the modules whose code determines the cached parts and initial maps."""
-    import lvmrepro.scenes.init as mi
-    import lvmrepro.scenes.parts as mp
-    import lvmrepro.scenes.potts as mpo
+    import lvmrepro.tasks.scenes.init as mi
+    import lvmrepro.tasks.scenes.parts as mp
+    import lvmrepro.tasks.scenes.potts as mpo
     h = hashlib.sha256()
     for mod in (mp, mi, mpo):
         h.update(Path(mod.__file__).read_bytes())
@@ -170,7 +170,7 @@ def _data_key(p):
 def scene_data(classes: tuple | None, per_class: int | None, dim: int, test_per_class: int | None = None):
     """15-Scene regions after PCA (memoised per process; the arrays are cached on disk by the loader):
     ``per_class`` training and ``test_per_class`` test images per class (None: all)."""
-    from lvmrepro.scenes.features import load_scene_data
+    from lvmrepro.tasks.scenes.features import load_scene_data
     return load_scene_data(dim, classes=None if classes is None else list(classes), per_class=per_class,
                            test_per_class=test_per_class)
 
@@ -208,9 +208,9 @@ def initial_maps(p: dict, seed: int):
     the coherence of each lambda's maps.
     """
     from lvmrepro.io import atomic_write_bytes, cache_root
-    from lvmrepro.lssvm.models.rbow import RBoWModel
-    from lvmrepro.scenes.init import coherence
-    from lvmrepro.scenes.parts import discover_parts
+    from lvmrepro.tasks.scenes.model import RBoWModel
+    from lvmrepro.tasks.scenes.init import coherence
+    from lvmrepro.tasks.scenes.parts import discover_parts
     data = scene_data(*_data_key(p))
     key = hashlib.sha256(json.dumps({"images": [im.sha256 for im in data.train_images], "dim": p["pca_dim"],
                                      "parts": p["n_parts"], "iterations": p["kmeans_iterations"], "seed": seed,
@@ -250,7 +250,7 @@ def _record_data(p):
     """Record the images and the CNN graph this run reads (features come from a cache keyed by their checksums,
     so the registry's fetch, which records, may not be called)."""
     from lvmrepro import provenance
-    from lvmrepro.datasets.cnn import FEATURE_GRAPH
+    from lvmrepro.tasks.scenes.cnn import FEATURE_GRAPH
     from lvmrepro.datasets.registry import default_registry
     data = scene_data(*_data_key(p))
     provenance.record(FEATURE_GRAPH, default_registry().entry(FEATURE_GRAPH).sha256)
@@ -268,11 +268,11 @@ def _classes(p):
 #: (:data:`_RUN_FUNCTIONS`), rather than the whole package, so a paper-scale run started now survives unrelated
 #: commits and can be finished in a later session (``lvmrepro run`` again: finished runs are read back).
 #: Whoever changes what a scene run computes in a file *not* listed here must add it.
-_RUN_SOURCES = ("scenes/*.py", "lssvm/models/rbow.py", "lssvm/base.py", "lssvm/objective.py",
-                "lssvm/inner/base.py", "lssvm/inner/cutting_plane.py", "lssvm/inner/bcfw.py",
-                "_kernels/scene.pyx", "_kernels/scene_ref.py",
-                "_kernels/potts_moves.pyx", "_kernels/potts_moves_ref.py", "_kernels/simplex_qp.pyx",
-                "_kernels/simplex_qp_ref.py", "gmm/driver.py", "gmm/lssvm_bounds.py", "datasets/cnn.py")
+_RUN_SOURCES = ("tasks/scenes/*.py", "engine/lssvm/base.py", "engine/lssvm/objective.py",
+                "engine/lssvm/inner/base.py", "engine/lssvm/inner/cutting_plane.py", "engine/lssvm/inner/bcfw.py",
+                "engine/_kernels/scene.pyx", "engine/_kernels/scene_ref.py",
+                "engine/_kernels/potts_moves.pyx", "engine/_kernels/potts_moves_ref.py", "engine/_kernels/simplex_qp.pyx",
+                "engine/_kernels/simplex_qp_ref.py", "engine/gmm/driver.py", "engine/gmm/lssvm_bounds.py")
 #: this module's functions that compute a run (their source text is part of the key)
 _RUN_FUNCTIONS = ("scene_data", "training_data", "raw_lambda", "_run", "_first", "_train", "_cached", "_plain",
                   "_inner", "_first_to_npz", "_first_from_npz")
@@ -387,7 +387,7 @@ def _first_to_npz(path, first):
 
 
 def _first_from_npz(path):
-    from lvmrepro.lssvm.inner.cutting_plane import PlaneCache
+    from lvmrepro.engine.lssvm.inner.cutting_plane import PlaneCache
     with np.load(path, allow_pickle=False) as z:
         head = {"w": z["w"].copy(), "record": json.loads(str(z["record"]))}
         solver = str(z["solver"]) if "solver" in z.files else "cutting_plane"
@@ -454,12 +454,12 @@ def _run(args):
 
 
 def _first(args):
-    """The first convex step of one initialisation, shared by all its runs (:func:`lvmrepro.scenes.bounds.first_step`),
+    """The first convex step of one initialisation, shared by all its runs (:func:`lvmrepro.tasks.scenes.bounds.first_step`),
     read from the run cache when computed before with the same arguments and code."""
     from threadpoolctl import threadpool_limits
 
-    from lvmrepro.lssvm.models.rbow import RBoWModel
-    from lvmrepro.scenes.bounds import first_step
+    from lvmrepro.tasks.scenes.model import RBoWModel
+    from lvmrepro.tasks.scenes.bounds import first_step
     p, H0, jobs = args
 
     def compute():
@@ -477,7 +477,7 @@ def _inner(p, first: bool = False):
     ``inner_iter`` planes per bound, or block-coordinate Frank-Wolfe with at most ``inner_iter`` sweeps (exact
     line search, one example per oracle call, the certified gap evaluated every :data:`BCFW_GAP_EVERY` sweeps);
     ``first_inner_iter`` instead for the shared first step."""
-    from lvmrepro.lssvm import BlockFrankWolfe, CuttingPlane
+    from lvmrepro.engine.lssvm import BlockFrankWolfe, CuttingPlane
     budget = p["first_inner_iter"] if first else p["inner_iter"]
     if p.get("inner_solver", "cutting_plane") == "bcfw":
         return BlockFrankWolfe(max_passes=budget, gap_every=BCFW_GAP_EVERY, batch=1, seed=0)
@@ -485,10 +485,10 @@ def _inner(p, first: bool = False):
 
 
 def _train(p, task, H0, first=None):
-    from lvmrepro.gmm import driver
-    from lvmrepro.lssvm.models.rbow import RBoWModel
-    from lvmrepro.scenes.bounds import SceneBounds
-    from lvmrepro.scenes.potts import potts_energy
+    from lvmrepro.engine.gmm import driver
+    from lvmrepro.tasks.scenes.model import RBoWModel
+    from lvmrepro.tasks.scenes.bounds import SceneBounds
+    from lvmrepro.tasks.scenes.potts import potts_energy
     t0 = time.perf_counter()
     data = scene_data(*_data_key(p))
     X, y, Xt, yt, _ = training_data(*_data_key(p))
@@ -564,7 +564,7 @@ def _inits(ctx, p):
     data = scene_data(*_data_key(p))
     n = len(data.y_train)
     inits = []
-    from lvmrepro.scenes.init import random_assignment
+    from lvmrepro.tasks.scenes.init import random_assignment
     for s, rng in enumerate(ctx.rngs(p["random_seeds"], key=11)):
         inits.append(("random", s, random_assignment(n, (10, 10), p["n_parts"], rng)))
     for lam in p["lambdas"]:
@@ -717,7 +717,7 @@ def _table3_result(ctx, p, runs, tasks, init_info, firsts, inits):
                                            "w_norm": float(np.linalg.norm(f["w"]))}
                                           for (col, s, _), f in zip(inits, firsts)],
                           "n_test": n_test, "n_train": len(data.y_train),
-                          # the run cache's code key: a stored run (lvmrepro.stored) says whether its runs used the
+                          # the run cache's code key: a stored run (lvmrepro.book.stored) says whether its runs used the
                           # code of the checkout that shows it
                           "run_code": run_source_tag()},
             "notes": notes}

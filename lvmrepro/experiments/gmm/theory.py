@@ -6,16 +6,16 @@ from functools import lru_cache
 
 import numpy as np
 
-from lvmrepro.datasets.clustering import load_clustering as load, verify_files
+from lvmrepro.tasks.clustering.data import load_clustering as load, verify_files
 from lvmrepro.experiments import target
 from lvmrepro.params import Float, Int, List
 from lvmrepro.stats import check
 from lvmrepro.experiments.gmm.clustering import COMMON, COMMON_PARAMS, K, _clustering_params, _trial_items, trial_cost
-from lvmrepro.gmm.driver import run as gmm_run
-from lvmrepro.gmm.driver import run_mm
-from lvmrepro.gmm.init import INITS, initialise
-from lvmrepro.gmm.kmeans import KMeansFamily, gmm_kmeans
-from lvmrepro.gmm.toy1d import Background1D, SmoothDC1D
+from lvmrepro.engine.gmm.driver import run as gmm_run
+from lvmrepro.engine.gmm.driver import run_mm
+from lvmrepro.engine.gmm.init import INITS, initialise
+from lvmrepro.engine.gmm.kmeans import KMeansFamily, gmm_kmeans
+from lvmrepro.engine.gmm.toy1d import Background1D, SmoothDC1D
 
 # --------------------------------------------------------------------------- Figure 1
 FIG1_X = [-6.0, -5.0, -4.0, -3.0, -2.2, -1.0, 0.3, 0.9, 1.6, 5.2, 5.7, 6.3, 6.9, 7.4, 8.0]

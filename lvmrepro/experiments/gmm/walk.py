@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.datasets.clustering import load_clustering as load, verify_files
+from lvmrepro.tasks.clustering.data import load_clustering as load, verify_files
 from lvmrepro.experiments import target
 from lvmrepro.params import List
 from lvmrepro.stats import check
 from lvmrepro.experiments.gmm.clustering import (DATASETS, COMMON, COMMON_PARAMS, K, _clustering_params, _stats, _trial,
                                                  _trial_items, trial_cost)
-from lvmrepro.gmm.init import INITS, initialise
-from lvmrepro.gmm.kmeans import KMeansFamily, gmm_kmeans
+from lvmrepro.engine.gmm.init import INITS, initialise
+from lvmrepro.engine.gmm.kmeans import KMeansFamily, gmm_kmeans
 
 # --------------------------------------------------------------------------- the random walk
 @target("gmm.walk", title="Random walk over valid bounds: mixing and sensitivity to its length", notebook="notebooks/gmm/04_walk",

@@ -2,11 +2,11 @@
 
 PASCAL VOC 2007 cannot be had here; the stand-in is the 271 mammals photographs (6 classes), image-level
 labels, one-vs-rest per class, a mixture of n mirrored HOG root templates (no parts), image-level
-average precision (:mod:`lvmrepro.metrics`, scikit-learn's non-interpolated AP), stratified 5-fold
+average precision (:mod:`lvmrepro.engine.metrics`, scikit-learn's non-interpolated AP), stratified 5-fold
 cross-validation with a fit/val split of each training fold for choosing lambda
-(:mod:`lvmrepro.datasets.components`).  The training pipeline (stage 1 by appearance, stage 2 fixed n or
+(:mod:`lvmrepro.tasks.components.data`).  The training pipeline (stage 1 by appearance, stage 2 fixed n or
 group norm, stage 3 on the kept components; every inner solve certified) is
-:mod:`lvmrepro.components.pipeline`.
+:mod:`lvmrepro.experiments.groupnorm.components_fits`.
 
 * ``groupnorm.fig3`` -- training and test AP against n = 1..6 for every class and fold.
 * ``groupnorm.table3`` -- the lambda sweep on the fit/val splits: val AP and surviving components; the
@@ -63,7 +63,7 @@ _PARAMS = {
 
 
 def _scales(smoke=None, default=None, paper=None):
-    from lvmrepro.datasets.components import LAMBDA_GRID
+    from lvmrepro.tasks.components.data import LAMBDA_GRID
     base = {"classes": list(range(6)), "ns": [1, 2, 3, 4, 5, 6], "lambdas": list(LAMBDA_GRID), "n_start": 6,
             "C": 10.0, "eps": 1e-2, "image_stride": 1, "n_init": 10, "max_iter": 50, "stage3": True,
             "bias_feature": 1.0}
@@ -80,8 +80,8 @@ def _scales(smoke=None, default=None, paper=None):
 # --------------------------------------------------------------------------- data and units
 def _data(p, seed):
     """(protocol folds over the used images, their labels, windows X)."""
-    from lvmrepro.components.pipeline import all_windows
-    from lvmrepro.datasets import components
+    from lvmrepro.experiments.groupnorm.components_fits import all_windows
+    from lvmrepro.tasks.components import data as components
     proto = components.load_protocol(seed)
     idx = np.arange(0, len(proto.images), p["image_stride"])
     labels = proto.labels[idx]
@@ -90,7 +90,7 @@ def _data(p, seed):
 
 
 def _settings(p):
-    from lvmrepro.components.pipeline import Settings
+    from lvmrepro.experiments.groupnorm.components_fits import Settings
     return Settings(C=float(p["C"]), eps=float(p["eps"]), bias_feature=float(p["bias_feature"]),
                     n_init=int(p["n_init"]), max_iter=int(p["max_iter"]))
 
@@ -109,7 +109,7 @@ def _unit_splits(p, seed, cls, fold_i, *names):
 
 
 def _key(p, seed, split, cls, fold):
-    from lvmrepro.components.pipeline import settings_key
+    from lvmrepro.experiments.groupnorm.components_fits import settings_key
     return {"split": split, "cls": int(cls), "fold": int(fold), "seed": int(seed), "stride": int(p["image_stride"]),
             **settings_key(_settings(p))}
 
@@ -117,16 +117,17 @@ def _key(p, seed, split, cls, fold):
 def _record_data():
     """Load (and so record, as the run's data) every image and split file behind the windows, in the main
     process before the units fan out to workers."""
-    from lvmrepro.components.pipeline import all_windows
-    from lvmrepro.datasets import components, mammals
+    from lvmrepro.experiments.groupnorm.components_fits import all_windows
+    from lvmrepro.tasks.components import data as components
+    from lvmrepro.tasks.mammals import data as mammals
     all_windows.cache_clear()
     mammals.load_features(components.load_protocol(0).images)
 
 
 def _fixed_unit(args):
     """Figure 3 unit: stage 1 and stage 2 for every n on one (class, fold); train and test AP."""
-    from lvmrepro.components import pipeline as pl
-    from lvmrepro.lssvm.models.components import ComponentMixtureModel
+    from lvmrepro.experiments.groupnorm import components_fits as pl
+    from lvmrepro.tasks.components.model import ComponentMixtureModel
     p, seed, cls, fold_i = args
     S, X, (Xtr, Ytr, Xte, Yte) = _unit_splits(p, seed, cls, fold_i, "train", "test")
     key = _key(p, seed, "train", cls, fold_i)
@@ -144,7 +145,7 @@ def _fixed_unit(args):
 
 def _sweep_unit(args):
     """Table 3 unit: stage 1 (n_start) on the fit split, the group norm at every lambda; val AP."""
-    from lvmrepro.components import pipeline as pl
+    from lvmrepro.experiments.groupnorm import components_fits as pl
     p, seed, cls, fold_i = args
     S, X, (Xf, Yf, Xv, Yv) = _unit_splits(p, seed, cls, fold_i, "fit", "val")
     key = _key(p, seed, "fit", cls, fold_i)
@@ -182,7 +183,7 @@ def _cosines(T, kept):
 def _gn_unit(args):
     """Table 4 unit: the group norm at the fold's lambda on the training fold from the n_start stage 1
     (the same stage 1 as Figure 3's n_start mixture), then stage 3; test AP and near-duplicate numbers."""
-    from lvmrepro.components import pipeline as pl
+    from lvmrepro.experiments.groupnorm import components_fits as pl
     p, seed, cls, fold_i, lam = args
     S, X, (Xtr, Ytr, Xte, Yte) = _unit_splits(p, seed, cls, fold_i, "train", "test")
     key = _key(p, seed, "train", cls, fold_i)
@@ -216,7 +217,7 @@ def _needs_folds(c, why):
 
 
 def _class_name(c):
-    from lvmrepro.datasets.mammals import CLASSES
+    from lvmrepro.tasks.mammals.data import CLASSES
     return CLASSES[c]
 
 
@@ -408,7 +409,7 @@ def table4(ctx):
         notebook="notebooks/groupnorm/03_components", item="Figure 4", paper=PAPER_FIG4, params=_PARAMS,
         requires=("groupnorm.table4",), scales=_scales())
 def fig4(ctx):
-    from lvmrepro.components import pipeline as pl
+    from lvmrepro.experiments.groupnorm import components_fits as pl
     p = ctx.params
     _record_data()
     t4 = ctx.require("groupnorm.table4")
@@ -426,7 +427,7 @@ def fig4(ctx):
         else t4["artifacts"]["chosen_lambda_over_C"][fold_i]
     g = pl.groupnorm_fit(Xtr, Ytr, float(lam) * S.C, st1, S, key, stage3=p["stage3"])
     T_before = np.asarray(st1["w_roots"])[:, :X.dim]
-    from lvmrepro.lssvm.models.components import ComponentMixtureModel
+    from lvmrepro.tasks.components.model import ComponentMixtureModel
     m = ComponentMixtureModel(p["n_start"], X.dim, bias_feature=S.bias_feature)
     T_after, _ = m.templates(g["w_gn"])
     positives = np.asarray(st1["positives"])

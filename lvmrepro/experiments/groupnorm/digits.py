@@ -4,7 +4,7 @@ Model: one parameter block per (label, angle) state, 2 x 11 = 22 blocks per pair
 block ``(pca(rotate(x, theta_h)); 1)`` (10 PCA numbers + bias).  Training: their Algorithm 1 with
 ``Omega = sum_p lam_p ||w_p||`` (eq. 5), ``C = 1``, from ``w = 0`` and every digit unrotated.
 
-Two fits per pair (:class:`lvmrepro.lssvm.GroupNormLSSVM`):
+Two fits per pair (:class:`lvmrepro.engine.lssvm.GroupNormLSSVM`):
 
 * **certified** (``method="bundle"``): every inner problem solved to a certified duality gap
   ``gap_tol``, outer iterations until re-imputing changes no latent value (a fixed point of
@@ -138,8 +138,8 @@ def train_groupnorm(pair, method, n_train, seed, lam, C, eps, max_iter, gap_tol,
     iterations) or ``"subgradient"`` (the paper's update and stopping rule, at most ``max_iter``)."""
     if method == "bundle":
         max_iter = cert_max_iter
-    from lvmrepro.lssvm import GroupNormLSSVM, block_norms
-    from lvmrepro.lssvm.models.digits import groupnorm_blocks, groupnorm_digit_model
+    from lvmrepro.engine.lssvm import GroupNormLSSVM, block_norms
+    from lvmrepro.tasks.digits.model import groupnorm_blocks, groupnorm_digit_model
     key = dict(pair=list(pair), method=method, n_train=n_train, seed=seed, lam=lam, C=C, eps=eps,
                max_iter=max_iter, gap_tol=gap_tol)
     path = _gn_cache_path(key)
@@ -186,7 +186,7 @@ def _gn_task(args):
 
 
 def _prepare(ctx):
-    from lvmrepro.datasets.digits import load_digit_pair
+    from lvmrepro.tasks.digits.data import load_digit_pair
     names = list(dict.fromkeys(ctx.params["pairs"]))
     pairs = [parse_pair(n) for n in names]
     for pair in pairs:
@@ -365,8 +365,8 @@ def start_angle(angles: list[int]) -> int:
 
 
 def _uniform_task(args):
-    from lvmrepro.lssvm import CCCP
-    from lvmrepro.lssvm.models.digits import spl_digit_model
+    from lvmrepro.engine.lssvm import CCCP
+    from lvmrepro.tasks.digits.model import spl_digit_model
     pair, k, n_train, n_test, seed, C, eps = args
     X, Y, Xt, Yt, _ = pair_data(pair, n_train, n_test, seed)
     angles = uniform_angles(k)
@@ -392,7 +392,7 @@ def top_blocks(norms, k: int) -> np.ndarray:
 
 def sparse_model(norms, k: int):
     """The group-norm model restricted to the states of :func:`top_blocks` (same ``w`` layout)."""
-    from lvmrepro.lssvm.models.digits import groupnorm_digit_model
+    from lvmrepro.tasks.digits.model import groupnorm_digit_model
     keep = top_blocks(norms, k)
     if not keep.any():
         raise ValueError("the group-norm model has no non-zero block: nothing to predict with")
@@ -520,10 +520,10 @@ def _table1_task(item):
                 "k": Int(1, N_BLOCKS, help="blocks kept by the sparse model"),
                 "repeats": Int(1, help="interleaved timing repeats (the paired unit of the speed-up claim)")})
 def table2(ctx):
-    from lvmrepro.datasets.digits import load_digit_pair, rotated_pca_slow
+    from lvmrepro.tasks.digits.data import load_digit_pair, rotated_pca_slow
     from lvmrepro.datasets.loaders import load_mnist
-    from lvmrepro.lssvm import StateFeatures
-    from lvmrepro.lssvm.models.digits import groupnorm_digit_model
+    from lvmrepro.engine.lssvm import StateFeatures
+    from lvmrepro.tasks.digits.model import groupnorm_digit_model
     p = ctx.params
     pairs, seeds = _prepare(ctx)
     outs = ctx.map(_gn_task, [(pair, "bundle", p["n_train"], seeds[pair], _common(p)) for pair in pairs],

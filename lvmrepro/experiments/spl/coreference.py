@@ -1,8 +1,8 @@
 """Self-paced learning chapter, noun-phrase coreference -- SPL Figure 1 on LitBank (stand-in for MUC-6).
 
-The latent coreference SSVM of Yu & Joachims (:mod:`lvmrepro.lssvm.models.coref`): output a clustering
+The latent coreference SSVM of Yu & Joachims (:mod:`lvmrepro.tasks.coref.model`): output a clustering
 of the gold mentions, latent a spanning forest of its clusters, pair features after Ng & Cardie
-(:mod:`lvmrepro.coref.features`).  For each document split, loss (MITRE, pairwise) and C of a log grid,
+(:mod:`lvmrepro.tasks.coref.features`).  For each document split, loss (MITRE, pairwise) and C of a log grid,
 CCCP and self-paced learning (K0 by the more-than-half rule, mu = 1.3, T0 = 2) start from the same
 latent forests (each mention linked to the previous mention of its cluster) and run to the paper's
 stopping rule (decrease < C eps); both are then continued by CCCP to a ten times tighter tolerance
@@ -51,8 +51,8 @@ def _feature_matrix(name: str, max_mentions=None):
     features of a truncated document are those of the full one restricted to its pairs."""
     from dataclasses import replace
 
-    from lvmrepro.coref.features import pair_feature_matrix
-    from lvmrepro.datasets.litbank import canonical_clustering, load_document
+    from lvmrepro.tasks.coref.features import pair_feature_matrix
+    from lvmrepro.tasks.coref.data import canonical_clustering, load_document
     doc = load_document(name)
     m = max_mentions
     if m is not None and doc.n_mentions > m:
@@ -62,7 +62,7 @@ def _feature_matrix(name: str, max_mentions=None):
 
 
 def split_names(split: int, n_train: int, train_docs, test_docs):
-    from lvmrepro.datasets.litbank import split_documents
+    from lvmrepro.tasks.coref.data import split_documents
     train, test = split_documents(split, n_train)
     return train[:train_docs] if train_docs else train, test[:test_docs] if test_docs else test
 
@@ -70,8 +70,8 @@ def split_names(split: int, n_train: int, train_docs, test_docs):
 @lru_cache(maxsize=8)
 def split_data(split: int, n_train: int, train_docs, test_docs, max_mentions):
     """``(docs, X, Y)`` of the training and of the test documents of one split (cached per process)."""
-    from lvmrepro.coref.features import build_pair_features
-    from lvmrepro.lssvm.models.coref import outputs_of
+    from lvmrepro.tasks.coref.features import build_pair_features
+    from lvmrepro.tasks.coref.model import outputs_of
     out = []
     for names in split_names(split, n_train, train_docs, test_docs):
         pairs = [_feature_matrix(nm, max_mentions) for nm in names]
@@ -89,7 +89,7 @@ class _CountingNSlack:
     """The n-slack cutting plane, remembering its sessions (to count oracle passes)."""
 
     def __init__(self):
-        from lvmrepro.lssvm.inner.nslack import NSlackCuttingPlane
+        from lvmrepro.engine.lssvm.inner.nslack import NSlackCuttingPlane
 
         class Counting(NSlackCuttingPlane):
             def bind(inner, model, X, Y, C):
@@ -142,8 +142,8 @@ def _run(args):
 
 
 def _compute_run(args):
-    from lvmrepro.lssvm import CCCP, SelfPaced
-    from lvmrepro.lssvm.models.coref import CorefModel
+    from lvmrepro.engine.lssvm import CCCP, SelfPaced
+    from lvmrepro.tasks.coref.model import CorefModel
     split, loss, C, method, key, eps, tight_eps, mu, T0, max_iter = args
     (_, X, Y), (_, Xt, Yt) = split_data(split, *key)
     model = CorefModel(loss)
@@ -222,11 +222,11 @@ PARAMS = {
         notebook="notebooks/spl/04_coreference", item="Figure 1", paper=PAPER_FIG1, scales=SCALES, params=PARAMS,
         check_params=_check)
 def fig1(ctx):
-    from lvmrepro.coref import metrics as M
+    from lvmrepro.tasks.coref import metrics as M
     p = ctx.params
     if any(c <= 0 for c in p["C"]):
         raise ValueError("every C must be > 0")
-    from lvmrepro.datasets.litbank import PREFIX
+    from lvmrepro.tasks.coref.data import PREFIX
     from lvmrepro.datasets.registry import default_registry
     from lvmrepro.provenance import record
     key = _data_key(p)
@@ -322,8 +322,8 @@ def fig1(ctx):
         note=f"Geometric mean ratio SPL/CCCP {ratio:.2f}"))
 
     # ---- checks: the reported objective is the objective; every convex solve reached its gap
-    from lvmrepro.lssvm.models.coref import CorefModel
-    from lvmrepro.lssvm.objective import latent_objective
+    from lvmrepro.tasks.coref.model import CorefModel
+    from lvmrepro.engine.lssvm.objective import latent_objective
     s0 = p["splits"][0]
     (docs_tr, X, Y), (docs_te, Xt, Yt) = split_data(s0, *key)
     for loss in p["losses"]:
@@ -357,7 +357,7 @@ def fig1(ctx):
     # ---- beyond the paper: the greedy pairwise inference against brute force on 6-mention windows
     gap = None
     if "pairwise" in p["losses"]:
-        from lvmrepro.coref.bruteforce import pairwise_gap_study
+        from lvmrepro.tasks.coref.bruteforce import pairwise_gap_study
         r = min((by[(s0, "pairwise", C, "cccp")] for C in Cs), key=lambda r: (r["test_loss"], r["C"]))
         rng = np.random.default_rng(np.random.SeedSequence([ctx.seed, 17]))
         g = pairwise_gap_study(CorefModel("pairwise"), np.array(r["w"]), X, Y, size=6,

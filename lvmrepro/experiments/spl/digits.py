@@ -53,8 +53,8 @@ PAPER_FIG3 = {
 
 def pair_data(pair, n_train, n_test, seed):
     """``(X, Y, Xt, Yt, idx_train)`` of a seeded digit-pair subsample, as model inputs."""
-    from lvmrepro.datasets.digits import pair_subsample
-    from lvmrepro.lssvm import StateFeatures
+    from lvmrepro.tasks.digits.data import pair_subsample
+    from lvmrepro.engine.lssvm import StateFeatures
     F, y, Ft, yt, idx = pair_subsample(pair, n_train, n_test, seed)
     return StateFeatures(F), y, StateFeatures(Ft), yt, idx
 
@@ -96,16 +96,16 @@ def acs_monotone(history) -> tuple[int, float]:
 
 
 def _inner(C, eps):
-    from lvmrepro.lssvm import DualCoordinateDescent
+    from lvmrepro.engine.lssvm import DualCoordinateDescent
     return DualCoordinateDescent(shrinking=True)   # exact path to the same certified gap, faster
 
 
 def _run(args):
     """One (pair, C, method) run at the paper's rule, then continued to ``eps_converged``; module-level
     so joblib can pickle it."""
-    from lvmrepro.datasets.digits import load_digit_pair
-    from lvmrepro.lssvm import CCCP, SelfPaced, error_rate
-    from lvmrepro.lssvm.models.digits import spl_digit_model
+    from lvmrepro.tasks.digits.data import load_digit_pair
+    from lvmrepro.engine.lssvm import CCCP, SelfPaced, error_rate
+    from lvmrepro.tasks.digits.model import spl_digit_model
     pair, C, method, p, seed = args
     X, Y, Xt, Yt, _ = pair_data(parse_pair(pair), p["n_train"], p["n_test"], seed)
     N = len(load_digit_pair(*parse_pair(pair)).y_train)
@@ -346,7 +346,7 @@ _COMMON = {"eps": 0.001, "eps_converged": 1e-5, "max_iter_converged": 2000, "mu"
                 "paper": {"pairs": list(PAIRS), "C": [25.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0],
                           "n_train": None, "n_test": None, **_COMMON}})
 def fig3(ctx):
-    from lvmrepro.datasets.digits import load_digit_pair
+    from lvmrepro.tasks.digits.data import load_digit_pair
     p = ctx.params
     pairs = list(p["pairs"])
     for pair in pairs:

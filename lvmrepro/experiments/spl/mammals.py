@@ -10,13 +10,13 @@ import time
 
 import numpy as np
 
-from lvmrepro.datasets.mammals import (
+from lvmrepro.tasks.mammals.data import (
     initial_positions, prefetch_features, split_examples,
 )
 from lvmrepro import stats
 from lvmrepro.experiments import claim, target
 from lvmrepro.params import Float, Int, List
-from lvmrepro.lssvm.models.mammals import build
+from lvmrepro.tasks.mammals.model import build
 
 # SPL paper, Table 2 (p. 8): mean +- std over five folds.
 PAPER_SPL_TABLE2 = {
@@ -47,7 +47,7 @@ def _spl_task(args):
 def _spl_learner_task(args):
     """One learner (CCCP or SPL) on one split; :func:`_spl_task`'s fields for that learner (the two learners
     of a split are independent tasks, so that the ten fits balance over the workers)."""
-    from lvmrepro.lssvm import CCCP, CuttingPlane, SelfPaced, latent_objective
+    from lvmrepro.engine.lssvm import CCCP, CuttingPlane, SelfPaced, latent_objective
     split, p, seed_init, record, name = args
     train, test = split_examples(split, p["n_train"], p["n_test"], p["subsample_seed"])
     out = {"split": split, "n_train": len(train), "n_test": len(test)}
@@ -205,7 +205,7 @@ def spl_table2(ctx):
 def spl_fig4(ctx):
     """Boxes imputed at every convex solve for an easy and a hard training image; SPL's selection."""
     from PIL import Image
-    from lvmrepro.datasets import mammals as dm
+    from lvmrepro.tasks.mammals import data as dm
     from lvmrepro.datasets.registry import fetch
     res = ctx.require("spl.table2")
     p = res["params"]

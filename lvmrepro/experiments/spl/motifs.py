@@ -16,7 +16,7 @@ set, and keeps the *last* iterate: a ``w`` a tiny distance from zero whose direc
 random starts and breaks the tie.  We run that first solve exactly as they did
 (:func:`svmstruct_first_solve`: the same planes, the same stopping rule, the QP solved to 1e-12), and
 both learners continue from its ``w`` with solves certified to a duality gap of ``0.1 C eps``
-(:class:`~lvmrepro.lssvm.models.motif_dcd.MotifDualCD`).  The seed thus matters only through this first
+(:class:`~lvmrepro.engine.lssvm.inner.motif_dcd.MotifDualCD`).  The seed thus matters only through this first
 step -- as in the paper -- and the same seed gives the same run.
 """
 from __future__ import annotations
@@ -67,10 +67,10 @@ def svmstruct_first_solve(model, X, Y, H, C: float, eps: float, *, max_planes: i
     values ``H``, stopped when the most violated plane exceeds the working set's slack by at most ``eps``
     (slack per example, the ``-e`` option), returning the last QP solution.  Returns ``(w, planes)``.
 
-    The planes are those of :class:`lvmrepro.lssvm.inner.CuttingPlane` (loss-augmented inference, first
+    The planes are those of :class:`lvmrepro.engine.lssvm.inner.CuttingPlane` (loss-augmented inference, first
     maximiser on ties, as ``find_most_violated_constraint_marginrescaling``); the QP over the planes is
     solved to ``qp_tol * C`` (the authors used MOSEK), so ``w`` is its unique minimiser up to that."""
-    from lvmrepro.lssvm.inner import solve_simplex_qp
+    from lvmrepro.engine.lssvm.inner import solve_simplex_qp
     n = model.n_samples(X)
     Y = model.check_outputs(X, Y)
     H = model.check_latent(X, H, Y)
@@ -109,7 +109,7 @@ def svmstruct_first_solve(model, X, Y, H, C: float, eps: float, *, max_planes: i
 def fold_arrays(protein: str, fold: int, n_train=None, n_test=None, subsample_seed: int = 0):
     """``(X, Y, Xt, Yt, test_kind)`` of one protein-fold; ``n_train``/``n_test`` (even) take a seeded,
     label-balanced subsample (the smoke and default scales)."""
-    from lvmrepro.datasets.uniprobe import load_fold
+    from lvmrepro.tasks.motifs.data import load_fold
     f = load_fold(protein, fold)
 
     def take(ps, k, salt):
@@ -130,7 +130,7 @@ def _spl_series(model, X, Y, res):
     """Per SPL outer iteration: the number of selected sequences and the mean pairwise Hamming distance
     of the selected positives' motifs, at the selection made after that iteration's latent completion
     (the first ACS solve's latent values and weights)."""
-    from lvmrepro.motif_analysis import motif_coherence
+    from lvmrepro.tasks.motifs.analysis import motif_coherence
     log = res.info.get("solves", [])
     spl_solves = [s for s in log if s["v"] is not None]
     out, pos = [], 0
@@ -186,9 +186,9 @@ def run_continuation(args):
 
 
 def _run_continuation(args):
-    from lvmrepro.lssvm import CCCP, error_rate
-    from lvmrepro.lssvm.models.motif import probe_motif_model
-    from lvmrepro.lssvm.models.motif_dcd import MotifDualCD
+    from lvmrepro.engine.lssvm import CCCP, error_rate
+    from lvmrepro.tasks.motifs.model import probe_motif_model
+    from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD
     protein, fold, w, p = args
     X, Y, Xt, Yt, _ = fold_arrays(protein, fold, p["n_train"], p["n_test"])
     model = probe_motif_model(p["motif_length"], p["order"], p["primer"])
@@ -201,10 +201,10 @@ def _run_continuation(args):
 
 
 def _run_pair(args):
-    from lvmrepro.lssvm import CCCP, SelfPaced, error_rate, latent_objective
-    from lvmrepro.lssvm.models.motif import probe_motif_model
-    from lvmrepro.lssvm.models.motif_dcd import MotifDualCD
-    from lvmrepro.motif_analysis import base_counts, motif_coherence
+    from lvmrepro.engine.lssvm import CCCP, SelfPaced, error_rate, latent_objective
+    from lvmrepro.tasks.motifs.model import probe_motif_model
+    from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD
+    from lvmrepro.tasks.motifs.analysis import base_counts, motif_coherence
     protein, fold, seed_index, seed, p, variant = args
     m, order, primer = variant.get("motif_length", p["motif_length"]), variant.get("order", p["order"]), \
         variant.get("primer", p["primer"])
@@ -308,8 +308,8 @@ VARIANTS = ({"order": 2}, {"primer": "exclude"})
         check_params=_check_params)
 def table1(ctx):
     """Objective, training and test error (best of the seeds per fold; mean +- std over folds) per protein."""
-    from lvmrepro.datasets.uniprobe import load_fold, test_set_facts
-    from lvmrepro.motif_analysis import enriched_kmers
+    from lvmrepro.tasks.motifs.data import load_fold, test_set_facts
+    from lvmrepro.tasks.motifs.analysis import enriched_kmers
     p = ctx.params
     for protein in sorted(set(p["proteins"]) | set(p["sensitivity_proteins"])):
         for fold in range(1, 6):
@@ -320,7 +320,7 @@ def table1(ctx):
               for f in p["sensitivity_folds"]]
     t_all = time.perf_counter()
     # longest first: a run's work grows with the candidate starts (the primer-excluding variant has fewer)
-    from lvmrepro.lssvm.models.motif import probe_motif_model
+    from lvmrepro.tasks.motifs.model import probe_motif_model
 
     def starts(v):
         return probe_motif_model(v.get("motif_length", p["motif_length"]), v.get("order", p["order"]),

@@ -1,0 +1,101 @@
+"""Stored runs: results of a target at a scale whose run is too long for the book build.
+
+The paper's full protocol of some targets (the scene Table 3 of G-MM: 63 runs, hours of CPU) does not fit
+the book's time budget, so the build runs a documented reduction of it (the target's ``book`` parameters).
+The full run is made once with ``lvmrepro run TARGET --scale paper`` (resumable where the target caches its
+runs), and its result file is kept in the package (``lvmrepro/book/stored_runs/TARGET.SCALE.json``) with
+``lvmrepro store RESULT.json``.  The chapter shows it beside the build's own run, labelled with its commit,
+date and cost; it is never counted in the scorecard, which counts what the build ran.
+
+A stored result is accepted only if it passes the result contract and used the scale's own parameters
+(not the book's reduction, not an override; :func:`load` refuses one whose scale has changed since), and
+:func:`differences` names the data files whose registered checksum has changed, so that a page never shows a stale stored run unlabelled.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lvmrepro.io import atomic_write_json, to_jsonable
+
+STORED_DIR = Path(__file__).resolve().parent / "stored_runs"
+
+
+def path(name: str, scale: str = "paper") -> Path:
+    """Where the stored result of target ``name`` at ``scale`` lives (whether or not it exists)."""
+    from lvmrepro.experiments import check_scale, get_target
+    return STORED_DIR / f"{get_target(name).name}.{check_scale(scale)}.json"
+
+
+def exists(name: str, scale: str = "paper") -> bool:
+    return path(name, scale).is_file()
+
+
+def _read(file: Path) -> dict:
+    try:
+        data = json.loads(Path(file).read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no result file at {file}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{file} is not a JSON result file ({exc.__class__.__name__}: {exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{file} must hold a JSON object")
+    return data
+
+
+def _check(data: dict, where) -> dict:
+    from lvmrepro.experiments import get_target, resolve_params, validate_result
+    try:
+        validate_result(data)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise ValueError(f"{where}: not a valid result ({exc})") from None
+    tgt = get_target(data["target"])
+    own = to_jsonable(resolve_params(tgt, data["scale"], None))
+    changed = sorted(k for k in set(own) | set(data.get("params", {})) if own.get(k) != data["params"].get(k))
+    if changed:
+        raise ValueError(f"{where}: {data['target']} at {data['scale']} scale was run with other parameters than "
+                         f"the scale's own ({', '.join(changed)}); only a run of the scale's own parameters is stored")
+    return data
+
+
+def store(result_file, *, overwrite: bool = False) -> Path:
+    """Validate the result file ``result_file`` and copy it to :data:`STORED_DIR`; return the new path."""
+    data = _read(result_file)
+    _check(data, result_file)
+    if str(data.get("git_commit", "")).endswith("-dirty") or data.get("git_commit") == "unknown":
+        raise ValueError(f"{result_file} was made from a checkout with uncommitted changes ({data['git_commit']}); "
+                         "store only runs of a commit")
+    dest = path(data["target"], data["scale"])
+    if dest.exists() and not overwrite:
+        raise ValueError(f"{dest} exists; pass overwrite=True (lvmrepro store --overwrite) to replace it")
+    atomic_write_json(dest, data)
+    return dest
+
+
+def load(name: str, scale: str = "paper") -> dict:
+    """The stored result of ``name`` at ``scale``, checked against the result contract and the scale's own
+    parameters; FileNotFoundError if there is none."""
+    file = path(name, scale)
+    if not file.is_file():
+        raise FileNotFoundError(f"no stored {scale}-scale run of {name} ({file}); make one with "
+                                f"`lvmrepro run {name} --scale {scale}` and `lvmrepro store RESULT.json`")
+    data = _read(file)
+    return _check(data, file)
+
+
+def differences(result: dict) -> list[str]:
+    """What differs between a stored result and this checkout: the scale's parameters (always none for a
+    result :func:`load` accepted) and the data files (a registered checksum that changed). Empty: the
+    stored run used what this checkout would use."""
+    from lvmrepro.datasets.registry import default_registry
+    out = []
+    reg = default_registry()
+    for d in result.get("data", []):
+        try:
+            now = reg.entry(d["name"]).sha256
+        except (KeyError, ValueError):
+            out.append(f"data file {d['name']} is no longer registered")
+            continue
+        if now != d["sha256"]:
+            out.append(f"data file {d['name']} is registered with another checksum")
+    return out

@@ -1,0 +1,412 @@
+# cython: language_level=3
+"""Spanning-forest inference of the latent coreference model (Yu & Joachims 2009).
+
+A document has ``n`` mentions and a score ``s[p] = values[index[p]]`` for every pair ``p = (i, j)``,
+``i < j``, in the condensed order of ``scipy.spatial.distance.squareform``:
+``p = n i - i (i + 1) / 2 + (j - i - 1)``.  The indirection lets the model pass the scores of its
+table of distinct feature vectors and each document's row index, instead of gathering millions of
+pair scores first (plain scores: ``index = arange``).  A forest scores the sum of its edges' scores.
+
+Two kernels (plain references in :mod:`lvmrepro.engine._kernels.coref_ref`, same tie-breaking):
+
+* :func:`prim_forest` -- maximum-weight spanning forest by Prim's algorithm on the complete graph,
+  O(n^2): the graph is dense, so this beats sorting its n^2/2 edges for Kruskal.  Edge ``(u, v)``
+  exists only if ``allowed[u] == allowed[v]`` (the vertices come grouped into these blocks), weighs ``s[p] + (same_bonus if gold[u] == gold[v] else
+  diff_bonus)``, and is used only if its weight is ``> threshold``.  Prediction: ``allowed`` constant,
+  no bonus, ``threshold = 0`` (every positive edge a forest can use); latent completion: ``allowed`` =
+  the gold clusters, ``threshold = -inf`` (a spanning tree of each cluster); MITRE loss-augmented
+  inference: bonuses = the loss per edge, ``threshold = 0``.  Each tree is grown from its smallest
+  vertex, so ``parent`` (-1 at roots) is the tree rooted at its smallest mention.  Among equal keys the
+  lowest vertex index wins.
+* :func:`greedy_pairwise` -- Kruskal-style greedy for loss-augmented inference with the pairwise loss:
+  edges in the given order; an edge joining components ``A`` and ``B`` is taken iff
+  ``s[p] + lam (|A| |B| - 2 C(A, B)) > 0``, where ``C(A, B)`` counts gold-coreferent pairs across
+  (the change of the pairwise loss when ``A`` and ``B`` merge); passes repeat until one merges
+  nothing.  Approximate (the exact problem is a correlation clustering).
+* :func:`bucket_forest` -- the same maximum spanning forest as :func:`prim_forest` with a threshold
+  (prediction, MITRE loss-augmented inference), by Kruskal over *buckets*: a pair's weight is its
+  feature row's score plus a bonus that depends only on whether the pair is gold-coreferent, so all
+  pairs of one (row, kind) bucket weigh the same.  Only the buckets whose weight exceeds the threshold
+  are visited, in decreasing weight (ties: row order, then kind), their pairs in condensed order; the
+  cost is the number of candidate pairs plus a sort of the buckets, not ``n^2``.  The forest weight and
+  the trees (the components of the edges above the threshold) are those of any maximum spanning
+  forest; among forests of equal weight the tie-breaking differs from Prim's.
+"""
+import numpy as np
+cimport numpy as cnp
+from libc.math cimport INFINITY
+from libc.stdlib cimport qsort
+
+cnp.import_array()
+
+
+cdef inline Py_ssize_t _pair(Py_ssize_t n, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    # condensed index of (min, max)
+    cdef Py_ssize_t a = i, b = j
+    if a > b:
+        a = j
+        b = i
+    return n * a - a * (a + 1) // 2 + (b - a - 1)
+
+
+def prim_forest(const double[::1] values,     # IN  score of a pair p is values[index[p]]
+                const int[::1] index,         # IN  (n (n - 1) / 2,) condensed pair -> row of values
+                const long[::1] members,      # IN  (n,) vertices grouped by block, ascending in a block
+                const long[::1] starts,       # IN  (n_blocks + 1,) block b is members[starts[b]:starts[b+1]]
+                const long[::1] gold,         # IN  (n,) labels deciding the bonus
+                double same_bonus,            # IN  added when gold labels are equal
+                double diff_bonus,            # IN  added when they differ
+                double threshold,             # IN  an edge is used only if its weight is > threshold
+                long[::1] parent,             # OUT (n,) parent in the tree rooted at its smallest vertex
+                long[::1] tree,               # OUT (n,) tree number, trees numbered as they are started
+                double[::1] key,              # scratch (n,)
+                unsigned char[::1] done,      # scratch (n,)
+                long[::1] row_start):         # scratch (n,)
+    """Write the maximum spanning forest into ``parent`` and ``tree``; return the sum of its edge weights.
+
+    Edges exist only inside a block (the ``allowed`` classes of the module docstring); Prim runs on
+    each block's complete graph, O(sum of squared block sizes).  One sweep per added vertex, in
+    increasing vertex order (memory order of the condensed rows), both relaxes the keys of the vertices
+    still out and finds the next one to add.  With a single block the tree numbers are the canonical
+    cluster ids (trees start at their smallest vertex, in increasing order).
+    """
+    cdef Py_ssize_t n = parent.shape[0], n_blocks = starts.shape[0] - 1
+    cdef Py_ssize_t b, lo, hi, step, a, u, v, best, first_free
+    cdef long n_trees = 0
+    cdef double best_key, weight, total = 0.0
+    with nogil:
+        for u in range(n):
+            key[u] = -INFINITY
+            parent[u] = -1
+            done[u] = 0
+            row_start[u] = n * u - u * (u + 1) // 2 - u - 1   # pair (u, t), t > u, is row_start[u] + t
+        for b in range(n_blocks):
+            lo = starts[b]
+            hi = starts[b + 1]
+            first_free = lo
+            best = -1
+            best_key = -INFINITY
+            for step in range(lo, hi):
+                if best < 0 or not (best_key > threshold):
+                    # nothing joinable: a new tree at the block's smallest vertex not yet in the forest
+                    while done[members[first_free]]:
+                        first_free = first_free + 1
+                    best = members[first_free]
+                    parent[best] = -1
+                    n_trees = n_trees + 1
+                else:
+                    total = total + best_key
+                v = best
+                done[v] = 1
+                tree[v] = n_trees - 1
+                best = -1
+                best_key = -INFINITY
+                for a in range(first_free, hi):
+                    u = members[a]
+                    if done[u]:
+                        continue
+                    weight = values[index[row_start[u] + v if u < v else row_start[v] + u]] + (
+                        same_bonus if gold[u] == gold[v] else diff_bonus)
+                    if weight > key[u]:
+                        key[u] = weight
+                        parent[u] = v
+                    # strict: the lowest vertex wins among equal keys; -inf keys are never chosen
+                    if key[u] > best_key:
+                        best_key = key[u]
+                        best = u
+    return total
+
+
+def greedy_order(const double[::1] values,   # IN  score of a pair p is values[index[p]]
+                 const int[::1] index,       # IN  (n_pairs,) condensed pair -> row of values
+                 const long[::1] rank,       # IN  (n_rows,) rank of each row by decreasing value (a permutation)
+                 const long[::1] gold,       # IN  (n,) gold clustering
+                 double lam,                 # IN  loss change per pair
+                 long n_same,                # IN  number of gold-coreferent pairs
+                 long[::1] first,            # OUT (n_pairs,) first endpoints, in greedy order
+                 long[::1] second,           # OUT (n_pairs,) second endpoints
+                 long[:, ::1] count,         # scratch (2, n_rows + 1)
+                 long[::1] by_pair,          # scratch (n_pairs,) pairs sorted by rank inside each group
+                 long[::1] by_first,         # scratch (n_pairs,) their first endpoints
+                 long[::1] by_second):       # scratch (n_pairs,) their second endpoints
+    """Order the pairs by decreasing ``values[index[p]] + lam (1 - 2 [gold-coreferent])``; ties by the
+    row's rank, then by condensed index.
+
+    Inside the pairs that are (or are not) gold-coreferent the key decreases with the row's value, so
+    each group is a counting sort by rank (stable: condensed order among equal ranks); the two sorted
+    groups are then merged.  O(n_pairs + n_rows) instead of a comparison sort.
+    """
+    cdef Py_ssize_t n = gold.shape[0], m = index.shape[0], n_rows = rank.shape[0]
+    cdef Py_ssize_t i, j, p, r, g, a, b, out, n_diff = m - n_same, pos
+    cdef double ka, kb
+    cdef bint take_a
+    with nogil:
+        # group 0: pairs in different gold clusters (key value + lam) -> positions [0, n_diff);
+        # group 1: gold-coreferent pairs (key value - lam) -> positions [n_diff, m)
+        for g in range(2):
+            for r in range(n_rows + 1):
+                count[g, r] = 0
+        p = 0
+        for i in range(n):
+            for j in range(i + 1, n):
+                count[1 if gold[i] == gold[j] else 0, rank[index[p]] + 1] += 1
+                p = p + 1
+        count[0, 0] = 0
+        count[1, 0] = n_diff
+        for g in range(2):
+            for r in range(n_rows):
+                count[g, r + 1] = count[g, r + 1] + count[g, r]
+        p = 0
+        for i in range(n):
+            for j in range(i + 1, n):
+                g = 1 if gold[i] == gold[j] else 0
+                r = rank[index[p]]
+                pos = count[g, r]
+                count[g, r] = pos + 1
+                by_pair[pos] = p
+                by_first[pos] = i
+                by_second[pos] = j
+                p = p + 1
+        # merge the two groups by (decreasing key, rank, condensed index)
+        a = 0
+        b = n_diff
+        for out in range(m):
+            if b >= m:
+                take_a = 1
+            elif a >= n_diff:
+                take_a = 0
+            else:
+                ka = values[index[by_pair[a]]] + lam
+                kb = values[index[by_pair[b]]] - lam
+                take_a = ka > kb or (ka == kb and (rank[index[by_pair[a]]] < rank[index[by_pair[b]]] or
+                                                   (rank[index[by_pair[a]]] == rank[index[by_pair[b]]]
+                                                    and by_pair[a] < by_pair[b])))
+            if take_a:
+                first[out] = by_first[a]
+                second[out] = by_second[a]
+                a = a + 1
+            else:
+                first[out] = by_first[b]
+                second[out] = by_second[b]
+                b = b + 1
+
+
+cdef inline Py_ssize_t _find(long[::1] uf, Py_ssize_t x) noexcept nogil:
+    cdef Py_ssize_t root = x, nxt
+    while uf[root] != root:
+        root = uf[root]
+    while uf[x] != root:  # path compression
+        nxt = uf[x]
+        uf[x] = root
+        x = nxt
+    return root
+
+
+def greedy_pairwise(const double[::1] values,  # IN  score of a pair p is values[index[p]]
+                    const int[::1] index,      # IN  (n_pairs,) condensed pair -> row of values
+                    const long[::1] first,     # IN  (m,) edge order: first endpoints
+                    const long[::1] second,    # IN  (m,) second endpoints
+                    const long[::1] gold,      # IN  (n,) gold clustering
+                    double lam,                # IN  pairwise-loss change per wrong pair (-lam per right pair)
+                    long[::1] root_of,         # OUT (n,) component root of every vertex
+                    long[::1] uf,              # scratch (n,)
+                    long[::1] size,            # scratch (n,)
+                    long[:, ::1] cross,        # scratch (n, n) gold-coreferent pairs between components
+                    long max_passes):          # IN  stop after this many passes
+    """Merge components greedily (see the module docstring); return the number of passes run."""
+    cdef Py_ssize_t n = uf.shape[0], m = first.shape[0]
+    cdef Py_ssize_t e, a, b, r, o, c, passes = 0
+    cdef long merged
+    cdef double gain
+    with nogil:
+        for a in range(n):
+            uf[a] = a
+            size[a] = 1
+            for b in range(n):
+                cross[a, b] = 1 if (a != b and gold[a] == gold[b]) else 0
+        while passes < max_passes:
+            passes = passes + 1
+            merged = 0
+            for e in range(m):
+                a = _find(uf, first[e])
+                b = _find(uf, second[e])
+                if a == b:
+                    continue
+                gain = values[index[_pair(n, first[e], second[e])]] + lam * (size[a] * size[b] - 2 * cross[a, b])
+                if not (gain > 0.0):
+                    continue
+                # union by size; ties keep the smaller root index
+                if size[a] > size[b] or (size[a] == size[b] and a < b):
+                    r = a
+                    o = b
+                else:
+                    r = b
+                    o = a
+                uf[o] = r
+                size[r] = size[r] + size[o]
+                for c in range(n):
+                    if uf[c] == c and c != r:
+                        cross[r, c] = cross[r, c] + cross[o, c]
+                        cross[c, r] = cross[r, c]
+                merged = merged + 1
+            if merged == 0:
+                break
+        for a in range(n):
+            root_of[a] = _find(uf, a)
+    return passes
+
+
+# --------------------------------------------------------------------------- bucket Kruskal
+cdef struct Bucket:
+    double weight
+    long row      # position in the document's distinct rows
+    long kind     # 0: gold-coreferent pairs, 1: the others, 2: every pair (equal bonuses)
+
+
+cdef int _bucket_cmp(const void* pa, const void* pb) noexcept nogil:
+    cdef const Bucket* a = <const Bucket*> pa
+    cdef const Bucket* b = <const Bucket*> pb
+    if a.weight > b.weight:
+        return -1
+    if a.weight < b.weight:
+        return 1
+    if a.row != b.row:
+        return -1 if a.row < b.row else 1
+    if a.kind != b.kind:
+        return -1 if a.kind < b.kind else 1
+    return 0
+
+
+def bucket_forest(const double[::1] values,    # IN  (n_rows,) score of every feature row
+                  const int[::1] row_ids,      # IN  (R,) the document's distinct rows, ascending
+                  const long[::1] row_ptr,     # IN  (R + 1,) pairs of row r are [row_ptr[r], row_ptr[r+1])
+                  const int[::1] pi,           # IN  (n_pairs,) first endpoint of each pair, grouped by row
+                  const int[::1] pj,           # IN  (n_pairs,) second endpoint
+                  const long[::1] gold,        # IN  (n,) labels deciding the bonus
+                  double same_bonus,           # IN  added when gold labels are equal
+                  double diff_bonus,           # IN  added when they differ
+                  double threshold,            # IN  a pair is used only if its weight is > threshold
+                  long[::1] parent,            # OUT (n,) parent in the tree rooted at its smallest vertex
+                  long[::1] tree,              # OUT (n,) canonical tree number (trees by smallest vertex)
+                  long[::1] uf,                # scratch (n,)
+                  long[::1] edge_a,            # scratch (n,)
+                  long[::1] edge_b,            # scratch (n,)
+                  long[::1] adj_ptr,           # scratch (n + 1,)
+                  long[::1] adj,               # scratch (2 n,)
+                  long[::1] stack,             # scratch (n,)
+                  long max_candidates):        # IN  give up (return NaN) above this many candidate pairs
+    """Write the maximum spanning forest of the pairs weighing more than ``threshold`` into ``parent``
+    and ``tree``; return the sum of its edge weights (module docstring).  When the buckets above the
+    threshold hold more than ``max_candidates`` pairs, return NaN at once (outputs untouched): Prim
+    on the complete graph is then faster."""
+    cdef Py_ssize_t n = parent.shape[0], R = row_ids.shape[0]
+    cdef Py_ssize_t r, q, p, a, b, i, j, v, u, top, g, n_buckets = 0
+    cdef long n_edges = 0, kind, n_trees = 0, n_cand = 0
+    cdef double v_row, total = 0.0
+    cdef bint equal = same_bonus == diff_bonus, same
+    cdef Bucket* buckets
+    cdef cnp.ndarray[cnp.uint8_t, ndim=1] store = np.empty(max(2 * R, 1) * sizeof(Bucket), dtype=np.uint8)
+    buckets = <Bucket*> &store[0]
+    with nogil:
+        for r in range(R):
+            v_row = values[row_ids[r]]
+            if equal:
+                if v_row + same_bonus > threshold:
+                    buckets[n_buckets].weight = v_row + same_bonus
+                    buckets[n_buckets].row = r
+                    buckets[n_buckets].kind = 2
+                    n_buckets += 1
+            else:
+                if v_row + same_bonus > threshold:
+                    buckets[n_buckets].weight = v_row + same_bonus
+                    buckets[n_buckets].row = r
+                    buckets[n_buckets].kind = 0
+                    n_buckets += 1
+                if v_row + diff_bonus > threshold:
+                    buckets[n_buckets].weight = v_row + diff_bonus
+                    buckets[n_buckets].row = r
+                    buckets[n_buckets].kind = 1
+                    n_buckets += 1
+        for g in range(n_buckets):
+            n_cand += row_ptr[buckets[g].row + 1] - row_ptr[buckets[g].row]
+    if n_cand > max_candidates:
+        return float("nan")
+    with nogil:
+        qsort(buckets, n_buckets, sizeof(Bucket), _bucket_cmp)
+        for v in range(n):
+            uf[v] = v
+        for g in range(n_buckets):
+            if n_edges >= n - 1:
+                break
+            r = buckets[g].row
+            kind = buckets[g].kind
+            for q in range(row_ptr[r], row_ptr[r + 1]):
+                i = pi[q]
+                j = pj[q]
+                if kind != 2:
+                    same = gold[i] == gold[j]
+                    if same != (kind == 0):
+                        continue
+                a = _find(uf, i)
+                b = _find(uf, j)
+                if a == b:
+                    continue
+                if a < b:
+                    uf[b] = a
+                else:
+                    uf[a] = b
+                edge_a[n_edges] = i
+                edge_b[n_edges] = j
+                n_edges += 1
+                total = total + buckets[g].weight
+        # parent array: every tree rooted at its smallest vertex, trees numbered by it
+        for v in range(n + 1):
+            adj_ptr[v] = 0
+        for q in range(n_edges):
+            adj_ptr[edge_a[q] + 1] += 1
+            adj_ptr[edge_b[q] + 1] += 1
+        for v in range(n):
+            adj_ptr[v + 1] += adj_ptr[v]
+        for v in range(n):
+            stack[v] = adj_ptr[v]          # fill position
+        for q in range(n_edges):
+            adj[stack[edge_a[q]]] = edge_b[q]
+            stack[edge_a[q]] += 1
+            adj[stack[edge_b[q]]] = edge_a[q]
+            stack[edge_b[q]] += 1
+        for v in range(n):
+            tree[v] = -1
+        for v in range(n):
+            if tree[v] >= 0:
+                continue
+            tree[v] = n_trees
+            parent[v] = -1
+            stack[0] = v
+            top = 1
+            while top > 0:
+                top -= 1
+                u = stack[top]
+                for q in range(adj_ptr[u], adj_ptr[u + 1]):
+                    p = adj[q]
+                    if tree[p] < 0:
+                        tree[p] = n_trees
+                        parent[p] = u
+                        stack[top] = p
+                        top += 1
+            n_trees += 1
+    return total
+
+
+def row_scores(const double[:, ::1] table,   # IN  (n_rows, d) feature rows
+               const double[::1] w,          # IN  (d,)
+               double[::1] out):             # OUT (n_rows,) table @ w
+    """``out = table @ w`` single-threaded, summed left to right (a BLAS call may start threads of its
+    own, which costs more than this product on a shared machine)."""
+    cdef Py_ssize_t n = table.shape[0], d = table.shape[1], r, k
+    cdef double acc
+    with nogil:
+        for r in range(n):
+            acc = 0.0
+            for k in range(d):
+                acc = acc + table[r, k] * w[k]
+            out[r] = acc

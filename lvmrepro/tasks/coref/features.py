@@ -1,0 +1,502 @@
+"""Binary mention-pair features for the latent coreference SSVM (after Ng & Cardie 2002).
+
+For every pair of mentions ``i < j`` of a document (``i`` the earlier, candidate antecedent; ``j`` the
+later, the anaphor) ``x_ij`` is a 0/1 vector of the :data:`FEATURES` below, computed only from the
+tokens, the sentence split, the mention spans, the mention types (PROP/NOM/PRON) and the entity
+classes.  The COP/APPOS annotations are never read here (they are gold links, see
+:mod:`lvmrepro.tasks.coref.data`); nor is anything from the coreference chains.
+
+There is no parser or part-of-speech tagger, so Ng & Cardie's syntactic features (binding, maximal NP,
+subject/object role) and WordNet class are out; what is in is listed in :data:`FEATURES`, each with its
+definition (the data page renders :func:`feature_table`).  Heuristics:
+
+* the *head* of a non-pronominal mention is its last word before the first post-modifier marker
+  (``of``, a relative pronoun, a preposition, a comma or dash), with a possessive ``'s`` dropped;
+* *person/number/gender* of pronouns come from the small lexicon :data:`PRONOUNS`; a non-pronoun is
+  third person, singular if a PER name, plural if its head is in :data:`PLURAL_HEADS` or a nominal
+  head ending in ``s`` (not ``ss``/``us``/``is``), gendered by the title or head words in
+  :data:`MALE_WORDS` / :data:`FEMALE_WORDS`, and neuter when its entity class is not PER;
+* *quotations*: an opening curly quote starts a quotation and a closing one ends it; a straight double
+  quote toggles.  A mention is in the quotation of its first token.
+
+Storage: every feature is a bit, so a pair's vector packs into one ``uint64``; a
+:class:`PairFeatures` keeps, per document, one small int index per pair into a table of the distinct
+feature vectors of its documents (a few thousand rows).  A weight vector's pair scores are then
+``(table @ w)[index]``: one small product and one gather, instead of a product over millions of rows.
+Pairs are in the condensed order of :func:`scipy.spatial.distance.squareform`: ``(0,1), (0,2), ...,
+(0,n-1), (1,2), ...``; :func:`pair_index` maps ``(i, j)`` to that position.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from lvmrepro.tasks.coref.data import ENTITY_CLASSES, MENTION_TYPES, Document
+
+# --------------------------------------------------------------------------- lexicons
+# pronoun -> (person, number, gender); number: 1 singular, 2 plural, 0 unknown; gender: 1 m, 2 f, 3 n, 0 unknown
+PRONOUNS = {
+    **dict.fromkeys(["i", "i.", "me", "my", "mine", "myself"], (1, 1, 0)),
+    **dict.fromkeys(["we", "us", "our", "ours", "ourselves"], (1, 2, 0)),
+    **dict.fromkeys(["you", "your", "yours", "yeh", "yer", "ye"], (2, 0, 0)),
+    **dict.fromkeys(["yourself", "thou", "thee", "thy", "thine", "thyself"], (2, 1, 0)),
+    "yourselves": (2, 2, 0),
+    **dict.fromkeys(["he", "him", "his", "himself"], (3, 1, 1)),
+    **dict.fromkeys(["she", "her", "hers", "herself"], (3, 1, 2)),
+    **dict.fromkeys(["it", "its", "itself", "'t", "’t"], (3, 1, 3)),
+    **dict.fromkeys(["they", "them", "their", "theirs", "themselves", "'em", "’em"], (3, 2, 0)),
+    **dict.fromkeys(["one", "oneself"], (3, 1, 0)),
+}
+REFLEXIVES = frozenset({"myself", "ourselves", "yourself", "yourselves", "thyself", "himself", "herself",
+                        "itself", "themselves", "oneself"})
+FIRST_PERSON_SINGULAR = frozenset({"i", "i.", "me", "my", "mine", "myself"})
+ARTICLES_DEMONSTRATIVES = frozenset({"the", "a", "an", "this", "that", "these", "those"})
+DEFINITE = frozenset({"the"})
+DEMONSTRATIVE = frozenset({"this", "that", "these", "those"})
+INDEFINITE = frozenset({"a", "an", "another", "some"})
+TITLES = frozenset({"mr", "mr.", "mrs", "mrs.", "miss", "ms", "ms.", "dr", "dr.", "sir", "lady", "lord",
+                    "madame", "mme", "mme.", "mademoiselle", "monsieur", "m.", "master", "mister", "captain",
+                    "colonel", "major", "general", "professor", "uncle", "aunt", "saint", "st.", "the"})
+MALE_WORDS = frozenset({"mr", "mr.", "sir", "lord", "king", "prince", "duke", "earl", "baron", "monsieur",
+                        "mister", "father", "man", "boy", "husband", "brother", "son", "uncle", "gentleman",
+                        "fellow", "papa", "grandfather", "nephew", "men", "boys", "gentlemen", "brothers",
+                        "sons", "fathers", "husbands", "squire", "bachelor", "widower", "lad"})
+FEMALE_WORDS = frozenset({"mrs", "mrs.", "miss", "ms", "ms.", "lady", "queen", "princess", "duchess",
+                          "countess", "madame", "mme", "mme.", "mademoiselle", "mother", "woman", "girl",
+                          "wife", "sister", "daughter", "aunt", "niece", "mamma", "mama", "grandmother",
+                          "widow", "maid", "women", "girls", "ladies", "sisters", "daughters", "mothers",
+                          "wives", "heroine", "mistress", "lass"})
+PLURAL_HEADS = frozenset({"men", "women", "children", "people", "folk", "folks", "gentlemen", "ladies",
+                          "feet", "teeth", "mice", "geese", "brethren", "police", "cattle"})
+HEAD_STOP = frozenset({"of", "who", "whom", "whose", "which", "that", "where", "when", ",", "--", "—", "-",
+                       "(", ";", ":", "with", "in", "from", "on", "at", "to", "for", "by", "into",
+                       "upon", "about", "whom", "like", "as", "than"})
+STOPWORDS = frozenset(ARTICLES_DEMONSTRATIVES | set(PRONOUNS) | {
+    "of", "and", "or", "in", "on", "at", "to", "for", "by", "with", "from", "as", "'s", "’s", "'", "’",
+    ",", ".", "--", "—", "-", ";", ":", "!", "?", "\"", "“", "”", "‘", "(", ")", "who", "whom", "whose",
+    "which", "what", "some", "any", "all", "no", "one", "two", "other", "own", "such", "so", "very",
+    "old", "young", "little", "great", "good", "first", "last", "same", "mr.", "mrs.", "miss", "mr",
+    "mrs", "sir", "lady", "lord", "_", "*", "is", "was", "be", "been", "had", "have", "not", "that"})
+PUNCT = frozenset({",", ".", "--", "—", "-", ";", ":", "!", "?", "\"", "“", "”", "‘", "’", "'", "(", ")",
+                   "_", "*", "[", "]"})
+POSSESSIVE = frozenset({"'s", "’s", "'", "’"})
+
+SENTENCE_BINS = ((0, 0), (1, 1), (2, 2), (3, 4), (5, 9), (10, 19), (20, None))
+MENTION_BINS = ((1, 1), (2, 2), (3, 4), (5, 9), (10, 19), (20, 49), (50, 99), (100, None))
+
+
+def _bin_name(lo, hi):
+    return f"{lo}+" if hi is None else (f"{lo}" if lo == hi else f"{lo}-{hi}")
+
+
+# --------------------------------------------------------------------------- the feature list
+FEATURES: tuple[tuple[str, str], ...] = (
+    ("bias", "1 for every pair (a forest edge costs or earns this weight: a threshold on merging)"),
+    *((f"types={a},{b}", f"the earlier mention is {a} and the later one {b}")
+      for a in MENTION_TYPES for b in MENTION_TYPES),
+    ("pron_str_match", "both pronouns, same lower-cased string (Ng & Cardie PRO_STR)"),
+    ("name_str_match", "both proper names, same lower-cased string (PN_STR)"),
+    ("nonpron_str_match", "both non-pronominal, same lower-cased string once leading articles and "
+                          "demonstratives are removed (SOON_STR_NONPRO)"),
+    ("head_match", "both non-pronominal, same lower-cased head word"),
+    ("substring", "both non-pronominal, one's article-stripped word sequence is a proper contiguous part "
+                  "of the other's (WORDS_STR, relaxed)"),
+    ("alias", "both proper names, different strings, and the title-stripped name words of one are all "
+              "among the other's (ALIAS: 'Mr. Holmes' / 'Holmes')"),
+    ("word_overlap", "both non-pronominal and they share a content word (WORD_OVERLAP)"),
+    ("ent_match", "same entity class (PER, FAC, GPE, LOC, ORG, VEH)"),
+    ("number_agree", "both numbers known and equal (NUMBER)"),
+    ("number_disagree", "both numbers known and different"),
+    ("gender_agree", "both genders known and equal (GENDER)"),
+    ("gender_disagree", "both genders known and different"),
+    ("person_agree", "both persons known and equal (non-pronouns are third person)"),
+    ("person_disagree", "both persons known and different"),
+    ("reflexive_same_sentence", "the later mention is a reflexive pronoun in the same sentence"),
+    ("nested", "one mention's span contains the other's (SPAN)"),
+    ("later_definite", "the later mention starts with 'the' (DEFINITE_2)"),
+    ("later_demonstrative", "the later mention starts with this/that/these/those (DEMONSTRATIVE_2)"),
+    ("later_indefinite", "the later mention starts with a/an/another/some (INDEFINITE)"),
+    ("closest_compatible", "the later mention is a pronoun and the earlier one is the closest preceding "
+                           "mention agreeing with it in person, number and gender (unknown agrees)"),
+    ("closest_head_match", "the later mention is non-pronominal and the earlier one is the closest "
+                           "preceding non-pronominal mention with the same head"),
+    *((f"sentence_distance={_bin_name(lo, hi)}", f"the mentions' sentences are {_bin_name(lo, hi)} apart")
+      for lo, hi in SENTENCE_BINS),
+    *((f"mention_distance={_bin_name(lo, hi)}", f"{_bin_name(lo, hi)} mentions apart (j - i)")
+      for lo, hi in MENTION_BINS),
+    ("quote=same", "both inside the same quotation"),
+    ("quote=different", "both inside quotations, different ones"),
+    ("quote=one", "exactly one of them inside a quotation"),
+    ("quote=none", "both in narration (outside quotations)"),
+    ("first_person_same_quote", "both first-person singular pronouns in the same quotation (same speaker)"),
+    ("first_person_narration", "both first-person singular pronouns in narration (the narrator)"),
+    ("second_person_same_quote", "both second-person pronouns in the same quotation (same addressee)"),
+)
+FEATURE_NAMES: tuple[str, ...] = tuple(name for name, _ in FEATURES)
+N_FEATURES = len(FEATURES)
+assert N_FEATURES <= 64, "features are packed into one uint64 per pair"
+_COLUMN = {name: k for k, name in enumerate(FEATURE_NAMES)}
+
+
+def feature_table() -> list[dict]:
+    """``[{"index", "name", "definition"}, ...]`` for the data page."""
+    return [{"index": k, "name": n, "definition": d} for k, (n, d) in enumerate(FEATURES)]
+
+
+# --------------------------------------------------------------------------- pair indexing
+def n_pairs(n: int) -> int:
+    return n * (n - 1) // 2
+
+
+def pair_index(i, j, n: int):
+    """Condensed position of the pair ``(i, j)``, ``i < j`` (arrays broadcast); as scipy's squareform."""
+    i = np.asarray(i, dtype=np.int64)
+    j = np.asarray(j, dtype=np.int64)
+    return n * i - i * (i + 1) // 2 + (j - i - 1)
+
+
+# --------------------------------------------------------------------------- per-mention attributes
+def mention_head(tokens_lc: list[str]) -> str:
+    """Head word heuristic: last word before the first post-modifier marker, possessive dropped."""
+    cut = len(tokens_lc)
+    for k in range(1, len(tokens_lc)):
+        if tokens_lc[k] in HEAD_STOP:
+            cut = k
+            break
+    words = [t for t in tokens_lc[:cut] if t not in PUNCT and t not in POSSESSIVE]
+    return words[-1] if words else tokens_lc[-1]
+
+
+def quotation_ids(doc: Document) -> np.ndarray:
+    """Quotation id of every token of the document (-1 in narration); see the module docstring."""
+    ids, current, count = [], -1, 0
+    for sentence in doc.sentences:
+        for tok in sentence:
+            if tok == "“" or (tok == '"' and current < 0):
+                current, count = count, count + 1
+                ids.append(current)
+            elif tok == "”" or tok == '"':
+                ids.append(current)
+                current = -1
+            else:
+                ids.append(current)
+    return np.asarray(ids, dtype=np.int64)
+
+
+@dataclass
+class MentionAttributes:
+    """Per-mention arrays (length n) the pair features are computed from."""
+    type_id: np.ndarray
+    ent_id: np.ndarray
+    sentence: np.ndarray
+    start: np.ndarray          # document token positions, end inclusive
+    end: np.ndarray
+    person: np.ndarray
+    number: np.ndarray
+    gender: np.ndarray
+    quote: np.ndarray
+    string_id: np.ndarray      # lower-cased full string
+    nodet_id: np.ndarray       # lower-cased, leading articles/demonstratives removed
+    head_id: np.ndarray
+    reflexive: np.ndarray
+    first_singular: np.ndarray
+    determiner: np.ndarray     # 0 none, 1 definite, 2 demonstrative, 3 indefinite
+    content: sp.csr_matrix     # (n, vocabulary) content-word incidence
+    name_words: sp.csr_matrix  # (n, vocabulary) title-stripped words of proper names
+    nodet_tokens: list
+
+
+def _ids(values) -> np.ndarray:
+    return np.unique(np.asarray(values, dtype=object).astype(str), return_inverse=True)[1].astype(np.int64)
+
+
+def _incidence(word_sets, vocab) -> sp.csr_matrix:
+    rows = [k for k, ws in enumerate(word_sets) for _ in ws]
+    cols = [vocab.setdefault(w, len(vocab)) for ws in word_sets for w in ws]
+    return sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(word_sets), max(len(vocab), 1)))
+
+
+def mention_attributes(doc: Document) -> MentionAttributes:
+    offsets = doc.sentence_offsets()
+    quotes = quotation_ids(doc)
+    type_index = {t: k for k, t in enumerate(MENTION_TYPES)}
+    ent_index = {e: k for k, e in enumerate(ENTITY_CLASSES)}
+    cols = {k: [] for k in ("type", "ent", "sent", "start", "end", "person", "number", "gender", "quote",
+                            "string", "nodet", "head", "reflexive", "first", "det")}
+    content_sets, name_sets, nodet_tokens = [], [], []
+    for m in doc.mentions:
+        toks = [t.lower() for t in doc.sentences[m.sentence][m.start:m.end + 1]]
+        text = " ".join(toks)
+        is_pron = m.mention_type == "PRON"
+        stripped = toks[1:] if len(toks) > 1 and toks[0] in ARTICLES_DEMONSTRATIVES else toks
+        head = text if is_pron else mention_head(toks)
+        if is_pron:
+            person, number, gender = PRONOUNS.get(text, (0, 0, 0))
+        else:
+            person = 3
+            number = (2 if head in PLURAL_HEADS or (m.mention_type == "NOM" and len(head) > 3 and head.endswith("s")
+                                                   and not head.endswith(("ss", "us", "is")))
+                      else 1 if m.mention_type == "PROP" and m.entity_class == "PER" else 0)
+            if m.entity_class != "PER":
+                gender = 3
+            elif head in MALE_WORDS or toks[0] in MALE_WORDS:
+                gender = 1
+            elif head in FEMALE_WORDS or toks[0] in FEMALE_WORDS:
+                gender = 2
+            else:
+                gender = 0
+        first = toks[0]
+        g0 = int(offsets[m.sentence]) + m.start
+        for key, val in (("type", type_index[m.mention_type]), ("ent", ent_index[m.entity_class]),
+                         ("sent", m.sentence), ("start", g0), ("end", g0 + m.n_tokens - 1),
+                         ("person", person), ("number", number), ("gender", gender), ("quote", quotes[g0]),
+                         ("string", text), ("nodet", " ".join(stripped)), ("head", head),
+                         ("reflexive", is_pron and text in REFLEXIVES),
+                         ("first", is_pron and text in FIRST_PERSON_SINGULAR),
+                         ("det", 1 if first in DEFINITE else 2 if first in DEMONSTRATIVE
+                          else 3 if first in INDEFINITE else 0)):
+            cols[key].append(val)
+        content_sets.append(set() if is_pron else {t for t in toks if t not in STOPWORDS and t.isalpha()})
+        name_sets.append({t for t in toks if t not in TITLES and t not in PUNCT and t not in POSSESSIVE}
+                         if m.mention_type == "PROP" else set())
+        nodet_tokens.append(stripped)
+    as_int = lambda k: np.asarray(cols[k], dtype=np.int64)  # noqa: E731
+    vocab: dict = {}
+    return MentionAttributes(
+        type_id=as_int("type"), ent_id=as_int("ent"), sentence=as_int("sent"), start=as_int("start"),
+        end=as_int("end"), person=as_int("person"), number=as_int("number"), gender=as_int("gender"),
+        quote=as_int("quote"), string_id=_ids(cols["string"]), nodet_id=_ids(cols["nodet"]),
+        head_id=_ids(cols["head"]), reflexive=np.asarray(cols["reflexive"], bool),
+        first_singular=np.asarray(cols["first"], bool), determiner=as_int("det"),
+        content=_incidence(content_sets, vocab), name_words=_incidence(name_sets, {}),
+        nodet_tokens=nodet_tokens)
+
+
+# --------------------------------------------------------------------------- pair features
+def _closest(mask: np.ndarray) -> np.ndarray:
+    """``out[i, j]``: ``i`` is the largest index below ``j`` with ``mask[i, j]`` (upper triangle)."""
+    n = mask.shape[0]
+    m = np.triu(mask, 1)
+    any_ = m.any(axis=0)
+    last = n - 1 - np.argmax(m[::-1], axis=0)
+    out = np.zeros_like(m)
+    cols = np.flatnonzero(any_)
+    out[last[cols], cols] = True
+    return out
+
+
+def _contiguous_part(short: list, long: list) -> bool:
+    k = len(short)
+    return 0 < k < len(long) and any(long[s:s + k] == short for s in range(len(long) - k + 1))
+
+
+def pair_feature_matrix(doc: Document) -> np.ndarray:
+    """Bool ``(n_pairs, N_FEATURES)``: the feature vector of every pair, in condensed pair order."""
+    a = mention_attributes(doc)
+    n = doc.n_mentions
+    I, J = np.triu_indices(n, 1)
+    F = np.zeros((len(I), N_FEATURES), dtype=bool)
+
+    def put(name, values):
+        F[:, _COLUMN[name]] = values
+
+    pron = a.type_id == MENTION_TYPES.index("PRON")
+    prop = a.type_id == MENTION_TYPES.index("PROP")
+    both_pron, both_prop = pron[I] & pron[J], prop[I] & prop[J]
+    both_nonpron = ~pron[I] & ~pron[J]
+    put("bias", True)
+    for ta in range(3):
+        for tb in range(3):
+            put(f"types={MENTION_TYPES[ta]},{MENTION_TYPES[tb]}", (a.type_id[I] == ta) & (a.type_id[J] == tb))
+    same_string = a.string_id[I] == a.string_id[J]
+    put("pron_str_match", both_pron & same_string)
+    put("name_str_match", both_prop & same_string)
+    put("nonpron_str_match", both_nonpron & (a.nodet_id[I] == a.nodet_id[J]))
+    put("head_match", both_nonpron & (a.head_id[I] == a.head_id[J]))
+    shared = (a.content @ a.content.T).toarray()
+    put("word_overlap", both_nonpron & (shared[I, J] > 0))
+    # substring: candidates whose content words are nested, then an exact contiguous check
+    sizes = np.asarray(a.content.sum(axis=1)).ravel()
+    nested_words = shared[I, J] == np.minimum(sizes[I], sizes[J])
+    cand = np.flatnonzero(both_nonpron & nested_words & (a.nodet_id[I] != a.nodet_id[J]))
+    sub = np.zeros(len(I), dtype=bool)
+    for p in cand:
+        x, y = a.nodet_tokens[I[p]], a.nodet_tokens[J[p]]
+        sub[p] = _contiguous_part(x, y) or _contiguous_part(y, x)
+    put("substring", sub)
+    nshared = (a.name_words @ a.name_words.T).toarray()
+    nsizes = np.asarray(a.name_words.sum(axis=1)).ravel()
+    put("alias", both_prop & ~same_string & (np.minimum(nsizes[I], nsizes[J]) > 0)
+        & (nshared[I, J] == np.minimum(nsizes[I], nsizes[J])))
+    put("ent_match", a.ent_id[I] == a.ent_id[J])
+    for name, attr in (("number", a.number), ("gender", a.gender), ("person", a.person)):
+        known = (attr[I] > 0) & (attr[J] > 0)
+        put(f"{name}_agree", known & (attr[I] == attr[J]))
+        put(f"{name}_disagree", known & (attr[I] != attr[J]))
+    same_sentence = a.sentence[I] == a.sentence[J]
+    put("reflexive_same_sentence", a.reflexive[J] & same_sentence)
+    put("nested", ((a.start[I] <= a.start[J]) & (a.end[J] <= a.end[I]))
+        | ((a.start[J] <= a.start[I]) & (a.end[I] <= a.end[J])))
+    put("later_definite", a.determiner[J] == 1)
+    put("later_demonstrative", a.determiner[J] == 2)
+    put("later_indefinite", a.determiner[J] == 3)
+
+    def compatible(attr):
+        return (attr[:, None] == attr[None, :]) | (attr[:, None] == 0) | (attr[None, :] == 0)
+
+    agree = compatible(a.person) & compatible(a.number) & compatible(a.gender) & pron[None, :]
+    put("closest_compatible", _closest(agree)[I, J])
+    heads = (a.head_id[:, None] == a.head_id[None, :]) & ~pron[:, None] & ~pron[None, :]
+    put("closest_head_match", _closest(heads)[I, J])
+    for name, (lo, hi), dist in [*((f"sentence_distance={_bin_name(*b)}", b, a.sentence[J] - a.sentence[I])
+                                   for b in SENTENCE_BINS),
+                                 *((f"mention_distance={_bin_name(*b)}", b, J - I) for b in MENTION_BINS)]:
+        put(name, (dist >= lo) & (True if hi is None else dist <= hi))
+    qi, qj = a.quote[I], a.quote[J]
+    same_quote = (qi >= 0) & (qi == qj)
+    put("quote=same", same_quote)
+    put("quote=different", (qi >= 0) & (qj >= 0) & (qi != qj))
+    put("quote=one", (qi >= 0) ^ (qj >= 0))
+    put("quote=none", (qi < 0) & (qj < 0))
+    first_pair = a.first_singular[I] & a.first_singular[J]
+    put("first_person_same_quote", first_pair & same_quote)
+    put("first_person_narration", first_pair & (qi < 0) & (qj < 0))
+    second = pron & (a.person == 2)
+    put("second_person_same_quote", second[I] & second[J] & same_quote)
+    return F
+
+
+def pack_bits(F: np.ndarray) -> np.ndarray:
+    """Pack a bool ``(m, k)`` matrix (``k <= 64``) into one uint64 per row (bit ``c`` = column ``c``)."""
+    F = np.asarray(F, dtype=bool)
+    if F.ndim != 2 or F.shape[1] > 64:
+        raise ValueError(f"pack_bits needs a 2-D bool matrix with at most 64 columns; got shape {F.shape}")
+    padded = np.zeros((F.shape[0], 64), dtype=bool)
+    padded[:, :F.shape[1]] = F
+    return np.packbits(padded, axis=1, bitorder="little").view("<u8").ravel().astype(np.uint64)
+
+
+def unpack_bits(codes: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
+    """Inverse of :func:`pack_bits`: float64 ``(m, n_features)`` 0/1 rows."""
+    shifts = np.arange(n_features, dtype=np.uint64)
+    return ((codes[:, None] >> shifts[None, :]) & np.uint64(1)).astype(np.float64)
+
+
+# --------------------------------------------------------------------------- the data set object
+#: largest feature value accepted (the features are 0/1 indicators; with ``|w| <= 1e150`` scores stay finite)
+MAX_TABLE_ENTRY = 1e100
+
+
+@dataclass
+class PairFeatures:
+    """The input ``X`` of the coreference model: pair features of a list of documents.
+
+    ``table`` (float64 ``(n_rows, n_features)``) holds the distinct 0/1 feature vectors; ``index[d]``
+    (int32, one entry per pair of document ``d`` in condensed order) points into it, so
+    ``x_ij = table[index[d][pair_index(i, j, n_mentions[d])]]``.
+    """
+    names: tuple[str, ...]
+    n_mentions: np.ndarray
+    index: list
+    table: np.ndarray
+    feature_names: tuple[str, ...] = FEATURE_NAMES
+
+    def __post_init__(self):
+        # the kernels index without bounds checks: every index array is checked once, here
+        self.table = np.ascontiguousarray(self.table, dtype=np.float64)
+        if self.table.ndim != 2 or not np.all(np.isfinite(self.table)):
+            raise ValueError(f"the feature table must be a finite 2-D array; got shape {self.table.shape}")
+        if self.table.size and float(np.abs(self.table).max()) > MAX_TABLE_ENTRY:
+            raise ValueError(f"the feature table has entries above {MAX_TABLE_ENTRY:g} in magnitude: pair scores "
+                             f"would overflow (the features are indicators)")
+        self.n_mentions = np.asarray(self.n_mentions, dtype=np.int64)
+        if not (len(self.names) == len(self.index) == len(self.n_mentions)):
+            raise ValueError("names, n_mentions and index must have one entry per document")
+        rows = len(self.table)
+        for d, (idx, n) in enumerate(zip(self.index, self.n_mentions)):
+            if n < 1:
+                raise ValueError(f"document {self.names[d]} has no mentions")
+            if not isinstance(idx, np.ndarray) or idx.dtype != np.int32 or idx.shape != (n_pairs(int(n)),) \
+                    or not idx.flags.c_contiguous:
+                raise ValueError(f"document {self.names[d]}: the pair index must be a contiguous int32 array "
+                                 f"of {n_pairs(int(n))} entries")
+            if idx.size and (idx.min() < 0 or idx.max() >= rows):
+                raise ValueError(f"document {self.names[d]}: the pair index points outside the table")
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    @property
+    def n_features(self) -> int:
+        return self.table.shape[1]
+
+    def by_row(self, d: int):
+        """``(row_ids, row_ptr, pi, pj)`` of document ``d``: its pairs grouped by feature row (ascending
+        rows, condensed order inside a row), for the bucket kernels (:func:`lvmrepro.engine._kernels.coref.
+        bucket_forest`); computed once per document and kept."""
+        cache = self.__dict__.setdefault("_by_row", {})
+        if d not in cache:
+            idx = self.index[d]
+            order = np.argsort(idx, kind="stable")
+            rows = idx[order]
+            row_ids, starts = np.unique(rows, return_index=True)
+            n = int(self.n_mentions[d])
+            i, j = np.triu_indices(n, 1)
+            cache[d] = (np.ascontiguousarray(row_ids, dtype=np.int32),
+                        np.ascontiguousarray(np.append(starts, len(rows)), dtype=np.int64),
+                        np.ascontiguousarray(i[order], dtype=np.int32), np.ascontiguousarray(j[order], dtype=np.int32))
+        return cache[d]
+
+    def dense(self, d: int) -> np.ndarray:
+        """Float64 ``(n_pairs, n_features)`` matrix of document ``d`` (tests, small documents)."""
+        return self.table[self.index[d]]
+
+    def pair_scores(self, w, d: int) -> np.ndarray:
+        """``w . x_ij`` for every pair of document ``d`` (condensed order)."""
+        return (self.table @ w)[self.index[d]]
+
+    def subset(self, docs) -> "PairFeatures":
+        """The documents ``docs`` (indices), sharing this object's table."""
+        docs = [int(d) for d in np.asarray(docs, dtype=np.int64).ravel()]
+        for d in docs:
+            if not 0 <= d < len(self):
+                raise ValueError(f"document index {d} is outside 0..{len(self) - 1}")
+        return PairFeatures(names=tuple(self.names[d] for d in docs), n_mentions=self.n_mentions[docs],
+                            index=[self.index[d] for d in docs], table=self.table,
+                            feature_names=self.feature_names)
+
+
+def restrict_document(X: PairFeatures, d: int, mentions) -> PairFeatures:
+    """A one-document :class:`PairFeatures` of mentions ``mentions`` (ascending) of document ``d``, with the
+    same pair features (those of the full document: distances, 'closest' flags... keep their values)."""
+    mentions = np.asarray(mentions, dtype=np.int64)
+    n = int(X.n_mentions[d])
+    if mentions.ndim != 1 or mentions.size < 1 or np.any(np.diff(mentions) <= 0) or mentions[0] < 0 \
+            or mentions[-1] >= n:
+        raise ValueError(f"mentions must be increasing indices in 0..{n - 1}")
+    i, j = np.triu_indices(len(mentions), 1)
+    index = np.ascontiguousarray(X.index[d][pair_index(mentions[i], mentions[j], n)], dtype=np.int32)
+    return PairFeatures(names=(f"{X.names[d]}[{mentions[0]}..{mentions[-1]}]",),
+                        n_mentions=np.array([len(mentions)]), index=[index], table=X.table,
+                        feature_names=X.feature_names)
+
+
+def build_pair_features(docs, feature_matrices=None) -> PairFeatures:
+    """:class:`PairFeatures` of parsed documents (``feature_matrices`` to pass precomputed bool ones)."""
+    docs = list(docs)
+    if not docs:
+        raise ValueError("build_pair_features needs at least one document")
+    mats = [pair_feature_matrix(d) for d in docs] if feature_matrices is None else list(feature_matrices)
+    for d, F in zip(docs, mats):
+        if F.shape != (d.n_pairs, N_FEATURES):
+            raise ValueError(f"document {d.name}: feature matrix of shape {F.shape}, expected "
+                             f"{(d.n_pairs, N_FEATURES)}")
+    packed = [pack_bits(F) for F in mats]
+    uniq, inverse = np.unique(np.concatenate(packed), return_inverse=True)
+    bounds = np.cumsum([0] + [len(p) for p in packed])
+    index = [np.ascontiguousarray(inverse[bounds[k]:bounds[k + 1]], dtype=np.int32) for k in range(len(docs))]
+    return PairFeatures(names=tuple(d.name for d in docs),
+                        n_mentions=np.array([d.n_mentions for d in docs], dtype=np.int64),
+                        index=index, table=unpack_bits(uniq))

@@ -1,0 +1,400 @@
+"""The latent coreference model of Yu & Joachims (ICML 2009), as used in SPL Figure 1.
+
+For a document with mentions ``1..n`` and pair features ``x_ij`` (:mod:`lvmrepro.tasks.coref.features`):
+
+* output ``y``: a clustering of the mentions -- an int64 array of cluster ids numbered by first
+  mention (:func:`lvmrepro.tasks.coref.data.canonical_clustering`);
+* latent ``h``: a spanning forest whose trees are ``y``'s clusters -- an int64 parent array rooted at
+  each tree's smallest mention (:mod:`lvmrepro.tasks.coref.forest`);
+* joint feature ``phi(x, y, h) = sum_{(i,j) in h} x_ij``, so ``w.phi = sum of the forest's edge scores
+  s_ij = w.x_ij``.
+
+Oracles (``X`` is a :class:`~lvmrepro.tasks.coref.features.PairFeatures`; ``Y``, ``H`` lists with one array per
+document):
+
+* latent completion ``argmax_h w.phi(x, y, h)``: a maximum spanning tree inside every gold cluster --
+  exact (Prim on each cluster's complete graph);
+* prediction ``argmax_{y,h} w.phi``: the maximum-weight forest, i.e. the maximum spanning forest of the
+  positive edges; ``y`` = its trees -- exact;
+* loss-augmented inference ``argmax_{y,h} w.phi + Delta``:
+
+  - ``loss="mitre"``: ``Delta_M`` is a constant plus a sum over forest edges
+    (:mod:`lvmrepro.tasks.coref.losses`), so it is the maximum spanning forest of the positive edges with
+    weights ``s_ij - 100/L`` (gold-coreferent) or ``s_ij + r 100/L`` (not) -- **exact**;
+  - ``loss="pairwise"``: ``Delta_P`` depends on the whole clustering (the exact problem is a
+    correlation clustering); the Kruskal-style greedy of Finley & Joachims' kind
+    (:func:`lvmrepro.tasks.coref.forest.greedy_pairwise_clustering`), then the best forest of the clusters
+    it found, and the best of that, the gold clustering and the plain prediction -- **approximate**:
+    a valid clustering whose augmented score is at least that of the gold clustering and of the
+    prediction; tests measure its gap to the optimum on small documents.
+
+Losses: :meth:`CorefModel.loss` gives ``Delta`` per document (``H_pred`` given: the MITRE forest loss the
+inference maximises; ``None``: its minimum over forests, the clustering's MUC link error).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from lvmrepro.tasks.coref import losses as L
+from lvmrepro.tasks.coref.features import N_FEATURES, PairFeatures, pair_index
+from lvmrepro.tasks.coref.forest import (
+    bucket_kernel, check_backend, fast_canonical, table_scores, check_forest, check_labels, forest_clustering, forest_edges,
+    forest_from_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest, value_rank,
+)
+from lvmrepro.tasks.coref.data import canonical_clustering
+from lvmrepro.engine.lssvm.base import InferenceTerms, LatentModel
+from lvmrepro.engine.validation import as_weight_vector
+
+LOSSES = ("mitre", "pairwise")
+FOREST_METHODS = ("bucket", "prim")
+INIT_RULES = ("chain", "random")
+
+
+class CorefModel(LatentModel):
+    """Latent spanning-forest coreference model; ``loss`` is 'mitre' or 'pairwise' (module docstring).
+
+    ``wrong_link_cost`` is Yu & Joachims' ``r`` of the MITRE loss; ``greedy_passes`` bounds the passes
+    of the pairwise greedy.  ``backend="numpy"`` runs the plain references of the forest kernels.
+    ``forest``: the maximum spanning forests of prediction and MITRE loss-augmented inference by
+    Kruskal over feature-row buckets (``"bucket"``, the default: cost ~ the pairs above the threshold)
+    or by Prim on the complete graph (``"prim"``, O(n^2)); both are exact (same weight, same trees).
+    """
+
+    def __init__(self, loss: str = "mitre", *, n_features: int = N_FEATURES, wrong_link_cost: float = 1.0,
+                 greedy_passes: int = 50, backend: str = "cython", forest: str = "bucket"):
+        if loss not in LOSSES:
+            raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}")
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
+            raise ValueError(f"n_features must be a positive integer; got {n_features!r}")
+        if not (np.isfinite(wrong_link_cost) and wrong_link_cost > 0):
+            raise ValueError(f"wrong_link_cost must be finite and > 0; got {wrong_link_cost!r}")
+        self.loss_kind = loss
+        self.size_w = int(n_features)
+        self.wrong_link_cost = float(wrong_link_cost)
+        self.greedy_passes = int(greedy_passes)
+        self.backend = check_backend(backend)
+        if forest not in FOREST_METHODS:
+            raise ValueError(f"forest must be one of {FOREST_METHODS}; got {forest!r}")
+        self.forest = forest
+
+    # ----------------------------------------------------------------- checks
+    def _check_X(self, X) -> PairFeatures:
+        if not isinstance(X, PairFeatures):
+            raise ValueError(f"X must be a PairFeatures (lvmrepro.tasks.coref.features); got {type(X).__name__}")
+        if X.n_features != self.size_w:
+            raise ValueError(f"X has {X.n_features} features per pair but the model has size_w={self.size_w}")
+        return X
+
+    def _check_w(self, w) -> np.ndarray:
+        return as_weight_vector(w, self.size_w)   # finite, and small enough that pair scores cannot overflow
+
+    def n_samples(self, X) -> int:
+        return len(self._check_X(X))
+
+    def check_outputs(self, X, Y):
+        X = self._check_X(X)
+        if len(Y) != len(X):
+            raise ValueError(f"Y has {len(Y)} clusterings for {len(X)} documents")
+        return [canonical_clustering(check_labels(y, int(n), f"clustering of document {d}"))
+                for d, (y, n) in enumerate(zip(Y, X.n_mentions))]
+
+    def check_latent(self, X, H):
+        X = self._check_X(X)
+        if len(H) != len(X):
+            raise ValueError(f"H has {len(H)} forests for {len(X)} documents")
+        return [check_forest(h, int(n), f"forest of document {d}") for d, (h, n) in enumerate(zip(H, X.n_mentions))]
+
+    def check_pair(self, X, Y, H):
+        """Check that every forest's trees are the clusters of its clustering (a valid ``(y, h)``)."""
+        Y, H = self.check_outputs(X, Y), self.check_latent(X, H)
+        for d, (y, h) in enumerate(zip(Y, H)):
+            if not np.array_equal(forest_clustering(h), y):
+                raise ValueError(f"document {d}: the forest's trees are not the clusters of the clustering")
+        return Y, H
+
+    # ----------------------------------------------------------------- features and scores
+    def joint_feature(self, X, i: int, y, h) -> np.ndarray:
+        X = self._check_X(X)
+        rows = X.index[i][forest_pairs(check_forest(h, int(X.n_mentions[i])))]
+        return X.table[rows].sum(axis=0)
+
+    def feature_sum(self, X, Y, H, weights) -> np.ndarray:
+        """``sum_d weights_d sum_{(i,j) in h_d} x_ij``: one weighted bincount over the table rows."""
+        X = self._check_X(X)
+        weights = np.asarray(weights, dtype=np.float64)
+        if weights.shape != (len(X),):
+            raise ValueError(f"weights must have shape ({len(X)},); got {weights.shape}")
+        rows, wts = [], []
+        for d in np.flatnonzero(weights):
+            r = X.index[d][forest_pairs(check_forest(H[d], int(X.n_mentions[d]), f"forest of document {d}"))]
+            rows.append(r)
+            wts.append(np.full(len(r), weights[d]))
+        if not rows:
+            return np.zeros(self.size_w)
+        counts = np.bincount(np.concatenate(rows), weights=np.concatenate(wts), minlength=len(X.table))
+        return counts @ X.table
+
+    def joint_features(self, X, Y, H) -> np.ndarray:
+        """``(n_docs, size_w)``: every document's ``phi(x, y, h) = sum of its forest's pair features``."""
+        X = self._check_X(X)
+        if len(H) != len(X):
+            raise ValueError(f"H has {len(H)} forests for {len(X)} documents")
+        out = np.empty((len(X), self.size_w))
+        for d, n in enumerate(X.n_mentions):
+            rows = X.index[d][forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]
+            out[d] = X.table[rows].sum(axis=0)
+        return out
+
+    def planes(self, X, Y, docs, Ybar, Hbar):
+        """``(ghat, b)`` of the n-slack cutting plane for documents ``docs`` and their loss-augmented answers
+        ``(Ybar, Hbar)`` (one per listed document): ``ghat[k] = phi(x_d, ybar_k, hbar_k)`` and ``b[k] = Delta``
+        as :meth:`loss` with ``H_pred`` gives it -- without re-validating the forests, which come from this
+        model's own inference (tests compare with :meth:`joint_features` and :meth:`loss`)."""
+        X = self._check_X(X)
+        docs = np.asarray(docs, dtype=np.int64)
+        if len(Ybar) != len(docs) or len(Hbar) != len(docs):
+            raise ValueError("Ybar and Hbar must have one entry per listed document")
+        ghat = np.empty((len(docs), self.size_w))
+        b = np.empty(len(docs))
+        for k, d in enumerate(docs.tolist()):
+            h = np.asarray(Hbar[k], dtype=np.int64)
+            n = int(X.n_mentions[d])
+            if h.shape != (n,):
+                raise ValueError(f"forest of document {d} must have {n} entries; got shape {h.shape}")
+            i, j = forest_edges(h)
+            ghat[k] = X.table[X.index[d][pair_index(i, j, n)]].sum(axis=0)
+            y = self._gold(Y, d, n)
+            if self.loss_kind == "mitre":
+                inside = int(np.count_nonzero(y[i] == y[j]))
+                L_ = n - (int(y.max()) + 1 if n else 0)
+                b[k] = 100.0 * ((L_ - inside) + self.wrong_link_cost * (len(i) - inside)) / max(L_, 1)
+            else:
+                b[k] = canonical_pairwise_loss(y, fast_canonical(np.asarray(Ybar[k], dtype=np.int64)))
+        return ghat, b
+
+    def score(self, w, X, Y, H) -> np.ndarray:
+        X, w = self._check_X(X), self._check_w(w)
+        tw = table_scores(X.table, w, self.backend)
+        return np.array([tw[X.index[d][forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
+                         for d, n in enumerate(X.n_mentions)])
+
+    # ----------------------------------------------------------------- losses
+    def loss(self, Y_true, Y_pred, H_pred=None) -> np.ndarray:
+        if len(Y_true) != len(Y_pred) or (H_pred is not None and len(H_pred) != len(Y_true)):
+            raise ValueError("Y_true, Y_pred (and H_pred) must have one entry per document")
+        out = np.empty(len(Y_true))
+        for d, (y, yhat) in enumerate(zip(Y_true, Y_pred)):
+            if H_pred is not None and self.loss_kind == "mitre":
+                if not np.array_equal(forest_clustering(H_pred[d]), canonical_clustering(yhat)):
+                    raise ValueError(f"document {d}: the forest's trees are not the predicted clusters")
+                out[d] = L.mitre_forest_loss(y, H_pred[d], self.wrong_link_cost)
+            elif self.loss_kind == "mitre":
+                out[d] = L.mitre_link_loss(y, yhat, self.wrong_link_cost)
+            else:
+                out[d] = L.pairwise_loss(y, yhat)
+        return out
+
+    # ----------------------------------------------------------------- inference
+    # Each document's pair scores are ``tw[X.index[d]]`` with ``tw = table_scores(X.table, w, self.backend)``; the compiled kernels
+    # read them through the index (no gather), the numpy backend gets them gathered.
+    def _gold(self, Y, d: int, n: int) -> np.ndarray:
+        # canonical ids: the kernels and the loss constants count clusters as max id + 1
+        return fast_canonical(check_labels(Y[d], n, f"clustering of document {d}"))
+
+    def _forest(self, tw, idx, n, *, allowed=None, gold=None, same=0.0, diff=0.0, threshold=0.0, buckets=None):
+        """``(parent, total, clustering)``; the clustering is only computed when ``allowed`` is None.
+        ``buckets`` (the document's :meth:`PairFeatures.by_row`): Kruskal over buckets instead of Prim
+        (only without ``allowed``, with a finite threshold)."""
+        if self.backend == "cython":
+            if buckets is not None and allowed is None:
+                out = bucket_kernel(tw, buckets, n, gold, same, diff, threshold)
+                if out is not None:
+                    return out
+            return forest_kernel(tw, idx, n, allowed, gold, same, diff, threshold)
+        h, total = max_spanning_forest(tw[idx], n, allowed=allowed, gold=gold, same_bonus=same, diff_bonus=diff,
+                                       threshold=threshold, backend="numpy")
+        return h, total, forest_clustering(h)
+
+    def _complete(self, tw, idx, y):
+        return self._forest(tw, idx, len(y), allowed=y, threshold=-np.inf)[:2]
+
+    def _buckets(self, X, d):
+        return X.by_row(d) if (self.forest == "bucket" and self.backend == "cython") else None
+
+    def _predict(self, tw, idx, n, bk=None):
+        h, total, y = self._forest(tw, idx, n, buckets=bk)
+        return y, h, total
+
+    def _augmented(self, tw, idx, y, rank=None, bk=None):
+        """``(ybar, hbar, aug)`` of one document (pair scores ``tw[idx]``, gold clustering ``y``;
+        ``rank = value_rank(tw)``, needed by the pairwise greedy)."""
+        n = len(y)
+        n_links = n - (int(y.max()) + 1 if n else 0)
+        if self.loss_kind == "mitre":
+            lam = 100.0 / max(n_links, 1)     # L.mitre_scale(y) for a canonical y
+            h, total, ybar = self._forest(tw, idx, n, gold=y, same=-lam, diff=lam * self.wrong_link_cost, buckets=bk)
+            return ybar, h, total + lam * n_links
+        lam = L.pairwise_scale(y)
+        y_greedy, _ = greedy_kernel(tw, idx, rank, y, lam, self.greedy_passes, backend=self.backend)
+        h_greedy, t_greedy = self._complete(tw, idx, y_greedy)
+        h_gold, t_gold = self._complete(tw, idx, y)
+        y_pred, h_pred, t_pred = self._predict(tw, idx, n, bk)
+        candidates = [(t_greedy + canonical_pairwise_loss(y, y_greedy), y_greedy, h_greedy),
+                      (t_gold, y, h_gold),
+                      (t_pred + canonical_pairwise_loss(y, y_pred), y_pred, h_pred)]
+        aug, ybar, hbar = max(candidates, key=lambda c: c[0])  # first of equals: the greedy's
+        return ybar, hbar, aug
+
+    def impute_latent(self, w, X, Y):
+        X, w = self._check_X(X), self._check_w(w)
+        tw = table_scores(X.table, w, self.backend)
+        H, best = [], np.empty(len(X))
+        for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
+            h, best[d] = self._complete(tw, idx, self._gold(Y, d, int(n)))
+            H.append(h)
+        return H, best
+
+    def loss_augmented_inference(self, w, X, Y):
+        X, w = self._check_X(X), self._check_w(w)
+        # the learners ask again at the same w (SPL's K0 search asks once per trial K, and the selection and the
+        # bound at every ACS step): the last answer is kept, for the same w, the same X and the same Y arrays
+        memo = getattr(self, "_lai_memo", None)
+        wkey = w.tobytes()
+        if (memo is not None and memo[0] == wkey and memo[1] is X and len(memo[2]) == len(Y)
+                and all(a is b for a, b in zip(memo[2], Y))):
+            Ybar, Hbar, aug = memo[3]
+            return list(Ybar), list(Hbar), aug.copy()
+        Ybar, Hbar, aug = self._loss_augmented_inference(w, X, Y)
+        self._lai_memo = (wkey, X, list(Y), (Ybar, Hbar, aug))
+        return list(Ybar), list(Hbar), aug.copy()
+
+    def _loss_augmented_inference(self, w, X, Y):
+        tw = table_scores(X.table, w, self.backend)
+        rank = value_rank(tw) if self.loss_kind == "pairwise" else None
+        Ybar, Hbar, aug = [], [], np.empty(len(X))
+        for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
+            ybar, hbar, aug[d] = self._augmented(tw, idx, self._gold(Y, d, int(n)), rank, self._buckets(X, d))
+            Ybar.append(ybar)
+            Hbar.append(hbar)
+        return Ybar, Hbar, aug
+
+    def predict(self, w, X):
+        X, w = self._check_X(X), self._check_w(w)
+        tw = table_scores(X.table, w, self.backend)
+        Y, H = [], []
+        for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
+            y, h, _ = self._predict(tw, idx, int(n), self._buckets(X, d))
+            Y.append(y)
+            H.append(h)
+        return Y, H
+
+    def inference_terms(self, w, X, Y, H=None, complete: bool = True) -> InferenceTerms:
+        """All objective terms from one pass (one product ``table @ w`` for everything); ``complete=False``
+        skips the latent completion (``best``/``h_best`` are then ``None``), as the cutting plane asks."""
+        X, w = self._check_X(X), self._check_w(w)
+        tw = table_scores(X.table, w, self.backend)
+        rank = value_rank(tw) if self.loss_kind == "pairwise" else None
+        n_docs = len(X)
+        terms = dict(ybar=[], hbar=[], aug=np.empty(n_docs))
+        best, h_best = (np.empty(n_docs), []) if complete else (None, None)
+        fixed = None if H is None else np.empty(n_docs)
+        for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
+            y = self._gold(Y, d, int(n))
+            ybar, hbar, terms["aug"][d] = self._augmented(tw, idx, y, rank, self._buckets(X, d))
+            terms["ybar"].append(ybar)
+            terms["hbar"].append(hbar)
+            if complete:
+                hb, best[d] = self._complete(tw, idx, y)
+                h_best.append(hb)
+            if H is not None:
+                fixed[d] = tw[idx[forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
+        return InferenceTerms(fixed=fixed, best=best, h_best=h_best, **terms)
+
+    # ----------------------------------------------------------------- initial latent values
+    def init_latent(self, X, Y, how: str = "chain", rng: np.random.Generator | None = None):
+        """Initial forests: ``"chain"`` links every mention to the previous mention of its cluster (the
+        MUC key's chain); ``"random"`` draws a uniform random spanning tree of every cluster (a uniform
+        Pruefer sequence) from ``rng``."""
+        X = self._check_X(X)
+        Y = self.check_outputs(X, Y)
+        if how not in INIT_RULES:
+            raise ValueError(f"init rule must be one of {INIT_RULES}; got {how!r}")
+        if how == "random" and not isinstance(rng, np.random.Generator):
+            raise ValueError("init_latent(how='random') needs a numpy.random.Generator rng")
+        return [chain_forest(y) if how == "chain" else random_spanning_forest(y, rng) for y in Y]
+
+
+# --------------------------------------------------------------------------- fast pairwise loss
+def _pairs_of(counts: np.ndarray) -> int:
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def canonical_pairwise_loss(gold: np.ndarray, pred: np.ndarray) -> float:
+    """:func:`lvmrepro.tasks.coref.losses.pairwise_loss` for two *canonical* int64 clusterings (ids 0..k-1; unchecked:
+    the model's own gold and answers), by bincounts instead of sorting -- the same integers, the same float."""
+    if gold.size == 0:
+        return 0.0
+    kp = int(pred.max()) + 1
+    tp = _pairs_of(np.bincount(gold * kp + pred))
+    g = _pairs_of(np.bincount(gold))
+    p = _pairs_of(np.bincount(pred))
+    return 100.0 * ((g - tp) + (p - tp)) / max(g, 1)
+
+
+# --------------------------------------------------------------------------- forests of a clustering
+def _check_clustering(clustering) -> np.ndarray:
+    y = np.asarray(clustering)
+    if y.ndim != 1:
+        raise ValueError(f"a clustering must be a 1-D array of cluster ids; got shape {y.shape}")
+    return check_labels(y, y.shape[0])
+
+
+def chain_forest(clustering) -> np.ndarray:
+    """Each mention's parent is the previous mention of its cluster (roots: first mentions)."""
+    y = _check_clustering(clustering)
+    parent = np.full(len(y), -1, dtype=np.int64)
+    last = {}
+    for v, c in enumerate(y.tolist()):
+        if c in last:
+            parent[v] = last[c]
+        last[c] = v
+    return parent
+
+
+def pruefer_tree_edges(members: np.ndarray, sequence) -> tuple[np.ndarray, np.ndarray]:
+    """Edges of the labelled tree on ``members`` (size m >= 2) with Pruefer ``sequence`` (m - 2 positions)."""
+    m = len(members)
+    degree = np.ones(m, dtype=np.int64)
+    for a in sequence:
+        degree[a] += 1
+    edges = []
+    for a in sequence:
+        leaf = int(np.flatnonzero(degree == 1)[0])
+        edges.append((leaf, int(a)))
+        degree[leaf] -= 1
+        degree[a] -= 1
+    u, v = np.flatnonzero(degree == 1)
+    edges.append((int(u), int(v)))
+    e = np.asarray(edges, dtype=np.int64)
+    return members[e[:, 0]], members[e[:, 1]]
+
+
+def random_spanning_forest(clustering, rng: np.random.Generator) -> np.ndarray:
+    """A uniform random spanning tree of every cluster (uniform Pruefer sequences)."""
+    y = _check_clustering(clustering)
+    I, J = [], []
+    for c in np.unique(y).tolist():
+        members = np.flatnonzero(y == c)
+        if len(members) < 2:
+            continue
+        i, j = pruefer_tree_edges(members, rng.integers(0, len(members), size=len(members) - 2))
+        I.append(i)
+        J.append(j)
+    if not I:
+        return np.full(len(y), -1, dtype=np.int64)
+    return forest_from_edges(len(y), np.concatenate(I), np.concatenate(J))
+
+
+def outputs_of(documents) -> list[np.ndarray]:
+    """Gold clusterings ``Y`` of parsed documents (one canonical array each)."""
+    return [canonical_clustering(d.clusters) for d in documents]

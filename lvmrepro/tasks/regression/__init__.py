@@ -1,0 +1,1 @@
+"""Synthetic mixture-regression data (convex mixture regression's synthetic study): :mod:`.synthetic`."""
