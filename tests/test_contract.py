@@ -137,7 +137,7 @@ def test_git_commit_is_read_at_run_start(tmp_path, monkeypatch):
     that the checkout changed (worker processes import lazily, so part of the run may have used later code)."""
     import lvmrepro.experiments as ex
     commits = iter(["a" * 40, "b" * 40])
-    monkeypatch.setattr(ex, "git_commit", lambda: next(commits))
+    monkeypatch.setattr(ex.context, "git_commit", lambda: next(commits))
     res = run("toy.assign", "smoke", out=tmp_path, progress=False, force=True)
     assert res["git_commit"] == "a" * 40
     assert any("checkout changed during the run" in n for n in res["notes"])

@@ -1,0 +1,83 @@
+"""The result contract: what every result file holds, checked by :func:`validate_result` before it is written
+or served, and the constructor of decided claims that are not paired comparisons (:func:`claim`)."""
+from __future__ import annotations
+
+from lvmrepro.experiments.registry import check_scale
+
+SCHEMA_VERSION = 2
+# Claims written before the verdict helper (id, statement, holds, evidence only, no decision rule).  Every
+# chapter now decides its claims through lvmrepro.stats or claim(..., test=, n=): such a claim is refused.
+ALLOW_LEGACY_CLAIMS = False
+
+
+def claim(id: str, statement: str, holds, evidence: str, *, test: str | None = None, n: int | None = None,
+          reason: str | None = None) -> dict:
+    """A decided claim that is not a paired comparison (e.g. "every cell agrees with the paper within its
+    rounding").  ``test`` names the decision rule and ``n`` the samples behind it; with fewer than
+    :data:`lvmrepro.stats.MIN_PAIRS` samples the verdict is ``None``.  Without ``test``/``n`` this is a
+    legacy claim (see :data:`ALLOW_LEGACY_CLAIMS`).  Comparative claims use :mod:`lvmrepro.stats`."""
+    from lvmrepro.stats import MIN_PAIRS
+    if holds is not None:
+        holds = bool(holds)
+    if test is None:
+        return {"id": id, "statement": statement, "holds": holds, "evidence": evidence, "test": "legacy",
+                "n": None, "reason": None if holds is not None else (reason or "undecided")}
+    if n is None or n < MIN_PAIRS:
+        if holds is not None:
+            reason = f"fewer than {MIN_PAIRS} samples ({n})"
+        holds = None
+    return {"id": id, "statement": statement, "holds": holds, "evidence": evidence, "test": test, "n": n,
+            "reason": reason if holds is None else None}
+
+
+REQUIRED_KEYS = {"target": str, "scale": str, "seeds": dict, "data": list, "runtime_s": float,
+                 "version": str, "git_commit": str, "rows": list, "claims": list}
+CLAIM_KEYS = {"id", "statement", "holds", "evidence", "test", "n"}
+COMPARATIVE_KEYS = {"p", "ci", "unit", "threshold"}
+CHECK_KEYS = {"id", "statement", "passed", "evidence"}
+
+
+def validate_result(result: dict) -> None:
+    """Check a result dict against the contract; raise ValueError naming the first problem."""
+    from lvmrepro.stats import MIN_PAIRS
+    if not isinstance(result, dict):
+        raise ValueError(f"a result must be a JSON object; got {type(result).__name__}")
+    for key, typ in REQUIRED_KEYS.items():
+        if key not in result:
+            raise ValueError(f"result is missing {key!r}")
+        if typ is float and isinstance(result[key], (int, float)) and not isinstance(result[key], bool):
+            continue
+        if not isinstance(result[key], typ):
+            raise ValueError(f"result field {key!r} should be {typ.__name__}, got {type(result[key]).__name__}")
+    if "paper" not in result:
+        raise ValueError("result is missing 'paper'")
+    check_scale(result["scale"])
+    for d in result["data"]:
+        if not isinstance(d, dict) or set(d) != {"name", "sha256"}:
+            raise ValueError(f"data entry {d} must have exactly 'name' and 'sha256'")
+    for c in result["claims"]:
+        if not isinstance(c, dict):
+            raise ValueError(f"claim {c!r} must be an object")
+        missing = CLAIM_KEYS - set(c)
+        if missing:
+            raise ValueError(f"claim {c.get('id')!r} is missing {sorted(missing)}")
+        if c["holds"] not in (True, False, None):
+            raise ValueError(f"claim {c['id']!r}: holds must be true, false or null")
+        if c["test"] == "legacy":
+            if not ALLOW_LEGACY_CLAIMS:
+                raise ValueError(f"claim {c['id']!r} was not decided by a stated test (legacy claim)")
+            continue
+        if c["holds"] is not None and (c["n"] is None or c["n"] < MIN_PAIRS):
+            raise ValueError(f"claim {c['id']!r} is decided ({'holds' if c['holds'] else 'does not hold'}) "
+                             f"on {c['n']} samples (< {MIN_PAIRS})")
+        if c["holds"] is None and not c.get("reason"):
+            raise ValueError(f"claim {c['id']!r} is undecided without a reason")
+        if "paired" in c["test"]:
+            missing = COMPARATIVE_KEYS - set(c)
+            if missing:
+                raise ValueError(f"comparative claim {c['id']!r} is missing {sorted(missing)}")
+            if c["threshold"] is None:
+                raise ValueError(f"comparative claim {c['id']!r} has no practical threshold")
+    for c in result.get("checks", []):
+        if not isinstance(c, dict) or not CHECK_KEYS <= set(c) or not isinstance(c["passed"], bool):
+            raise ValueError(f"check {c!r} must have id, statement, passed (true/false), evidence")
