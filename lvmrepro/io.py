@@ -1,9 +1,13 @@
-"""Atomic writes: a result file is either the old one or the complete new one, never half-written."""
+"""Files: atomic writes (a file is either the old one or the complete new one, never half-written), the cache
+root, and cache entries that read as None when missing or damaged, so a damaged entry is recomputed."""
 from __future__ import annotations
 
+import io
 import json
 import os
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -125,3 +129,59 @@ def atomic_write_json(path, obj) -> Path:
 
 def to_jsonable(obj, *, keep_nonfinite: bool = False):
     return _to_jsonable(obj, keep_nonfinite)
+
+
+# --------------------------------------------------------------------------- cache entries
+#: what a damaged cache entry raises while it is read (truncated, emptied, bit-flipped, not an archive)
+_DAMAGED = (OSError, EOFError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile, zlib.error)
+
+
+def write_npz(path, arrays: dict, meta=None) -> Path:
+    """Write ``arrays`` (and a JSON-able ``meta``) as one ``.npz`` file, atomically."""
+    buf = io.BytesIO()
+    extra = {} if meta is None else {"__meta__": np.array(json.dumps(_to_jsonable(meta), allow_nan=False))}
+    np.savez(buf, **{k: np.asarray(v) for k, v in arrays.items()}, **extra)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def read_npz(path) -> tuple[dict, object] | None:
+    """``(arrays, meta)`` of an ``.npz`` written by :func:`write_npz`, or None when the file is missing or
+    damaged (the caller recomputes it and overwrites it atomically)."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files if k != "__meta__"}
+            meta = json.loads(str(z["__meta__"])) if "__meta__" in z.files else None
+        return arrays, meta
+    except _DAMAGED:
+        return None
+
+
+def read_npy(path) -> np.ndarray | None:
+    """One array saved with ``np.save``, or None when the file is missing or damaged."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        return np.load(path, allow_pickle=False)
+    except _DAMAGED:
+        return None
+
+
+def write_npy(path, array) -> Path:
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(array), allow_pickle=False)
+    return atomic_write_bytes(path, buf.getvalue())
+
+
+def read_json(path):
+    """A JSON file's value, or None when the file is missing or damaged."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_bytes().decode("utf-8"))
+    except _DAMAGED:
+        return None

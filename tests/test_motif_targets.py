@@ -149,7 +149,7 @@ def test_dcd_reaches_the_cutting_plane_optimum_with_weights_and_warm_starts(C):
         assert ours.primal == pytest.approx(bound_objective(model, ours.w, X, Y, H, C, v), abs=1e-12)
         assert abs(ours.primal - ref.primal) <= 2e-7
         np.testing.assert_allclose(ours.w, ref.w, atol=2e-3)   # strongly convex: the minimiser is unique
-    with pytest.raises(ValueError, match="MotifModel"):
+    with pytest.raises(ValueError, match="motif-model bounds only"):
         MotifDualCD().bind(object(), X, Y, C)
 
 

@@ -35,7 +35,7 @@ Results are consistent by construction:
   entry is recomputed; every parameter override is parsed against its declared type
   (:mod:`lvmrepro.params`) and the output folder is checked before any work.
 """
-from lvmrepro.experiments.cache import cache_key, cache_path, source_hash, verify_data  # noqa: F401
+from lvmrepro.experiments.cache import RunCache, cache_key, cache_path, code_digest, source_hash, verify_data  # noqa: F401,E501
 from lvmrepro.experiments.context import (  # noqa: F401
     Context, check_jobs, check_seed, default_out_dir, git_commit, package_version, run,
 )

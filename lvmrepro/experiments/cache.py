@@ -83,3 +83,105 @@ def verify_data(result: dict) -> None:
         if reg.entry(d["name"]).sha256 != d["sha256"]:
             raise ValueError(f"result {result['target']!r} was computed from {d['name']!r} with sha256 "
                              f"{d['sha256']}, but the registry now has {reg.entry(d['name']).sha256}")
+
+
+# --------------------------------------------------------------------------- the run cache
+_DIGESTS: dict = {}
+
+
+def _code_files(item) -> list[Path]:
+    """The source files of one named piece of code: a dotted module or package name (a package: every
+    .py/.pyx/.pxd file under it), or a glob pattern relative to the package folder (``"engine/_kernels/scene*"``)."""
+    root = Path(__file__).resolve().parent.parent
+    if "/" in item or "*" in item:
+        files = sorted(p for p in root.glob(item) if p.is_file() and "__pycache__" not in p.parts)
+    else:
+        if item != "lvmrepro" and not item.startswith("lvmrepro."):
+            raise ValueError(f"code {item!r} must be a module of lvmrepro (a dotted name) or a path pattern")
+        base = root.parent.joinpath(*item.split("."))
+        if base.is_dir():
+            files = sorted(p for p in base.rglob("*") if p.suffix in {".py", ".pyx", ".pxd", ".tsv"}
+                           and "__pycache__" not in p.parts)
+        else:
+            files = [p for p in (base.with_suffix(".py"), base.with_suffix(".pyx")) if p.is_file()]
+    if not files:
+        raise FileNotFoundError(f"code {item!r} names no source file under {root}")
+    return files
+
+
+def code_digest(code) -> str:
+    """sha256 over the source of the code a result depends on, named explicitly: dotted module or package
+    names, path patterns relative to the package folder, or functions and classes (their source text)."""
+    import inspect
+    h = hashlib.sha256()
+    root = Path(__file__).resolve().parent.parent
+    for item in code:
+        if isinstance(item, str):
+            if item not in _DIGESTS:
+                hi = hashlib.sha256()
+                for path in _code_files(item):
+                    hi.update(str(path.relative_to(root)).encode())
+                    hi.update(path.read_bytes())
+                _DIGESTS[item] = hi.hexdigest()
+            h.update(item.encode())
+            h.update(_DIGESTS[item].encode())
+        elif callable(item):
+            h.update(f"{item.__module__}.{item.__qualname__}".encode())
+            h.update(inspect.getsource(inspect.unwrap(item)).encode())
+        else:
+            raise TypeError(f"code must name modules, path patterns or functions; got {type(item).__name__}")
+    return h.hexdigest()
+
+
+class RunCache:
+    """The memo of runs inside a target: a long target that is stopped resumes from the runs it finished,
+    and a rebuild recomputes only runs whose inputs or code changed.
+
+    Entries live at ``cache_root()/runs/<namespace>/<key>.json`` (or ``.npz``); the key is a sha256 over the
+    namespace, a JSON-able ``payload`` (everything the run depends on besides code: its arguments, data
+    checksums) and :func:`code_digest` of ``code`` -- the modules, path patterns or functions the run
+    executes, named explicitly (``("lvmrepro.engine", "lvmrepro.tasks.motifs")``).  A missing or damaged entry
+    reads as absent and is recomputed; every write is atomic.  Runs must be deterministic functions of the
+    payload (seeded per run), so a served entry is the run itself.
+    """
+
+    def __init__(self, namespace: str, code):
+        if not isinstance(namespace, str) or not namespace or "/" in namespace or namespace.startswith("."):
+            raise ValueError(f"namespace must be a non-empty folder name; got {namespace!r}")
+        code = tuple(code)
+        if not code:
+            raise ValueError("a run cache must name the code its runs depend on")
+        self.namespace, self.code = namespace, code
+
+    def key(self, payload) -> str:
+        text = json.dumps({"namespace": self.namespace, "payload": to_jsonable(payload),
+                           "code": code_digest(self.code)}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def path(self, payload, kind: str = "json") -> Path:
+        if kind not in ("json", "npz"):
+            raise ValueError(f"kind must be 'json' or 'npz'; got {kind!r}")
+        return cache_root() / "runs" / self.namespace / f"{self.key(payload)}.{kind}"
+
+    def load(self, payload, kind: str = "json"):
+        """The stored value (JSON value, or ``(arrays, meta)`` for ``npz``), or None."""
+        from lvmrepro.io import read_json, read_npz
+        path = self.path(payload, kind)
+        return read_json(path) if kind == "json" else read_npz(path)
+
+    def store(self, payload, value, kind: str = "json"):
+        """Store ``value`` (JSON-able, or ``(arrays, meta)`` for ``npz``) and return it as it will read back."""
+        from lvmrepro.io import atomic_write_json, write_npz
+        path = self.path(payload, kind)
+        if kind == "json":
+            value = json.loads(json.dumps(to_jsonable(value)))
+            atomic_write_json(path, value)
+            return value
+        arrays, meta = value
+        write_npz(path, arrays, meta)
+        return arrays, (None if meta is None else json.loads(json.dumps(to_jsonable(meta))))
+
+    def memo(self, payload, compute, kind: str = "json"):
+        """``compute()`` stored under ``payload``, or the stored value when there is one."""
+        value = self.load(payload, kind)
+        return value if value is not None else self.store(payload, compute(), kind)

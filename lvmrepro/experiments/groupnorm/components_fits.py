@@ -22,9 +22,6 @@ compute it once.  BLAS runs single-threaded inside a fit (the targets parallelis
 """
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
@@ -32,7 +29,6 @@ import numpy as np
 
 from lvmrepro.tasks.components import stage1
 from lvmrepro.engine.lssvm.group_bundle import GroupBundle, GroupCCCP
-from lvmrepro.io import atomic_write_bytes, cache_root
 from lvmrepro.engine.lssvm.features import RaggedFeatures
 from lvmrepro.tasks.components.model import ComponentMixtureModel
 from lvmrepro.engine.metrics import average_precision
@@ -75,28 +71,21 @@ def _single_thread():
 
 
 # --------------------------------------------------------------------------- the on-disk memo
-def _memo_path(key: dict):
-    from lvmrepro.experiments import source_hash
-    h = hashlib.sha256(json.dumps({**key, "src": source_hash()}, sort_keys=True, default=float).encode()).hexdigest()
-    return cache_root() / "components-fits" / f"{h[:24]}.npz"
+#: the code a fit executes: the engine, the components and mammals tasks, this module
+RUN_CODE = ("lvmrepro.engine", "lvmrepro.tasks.components", "lvmrepro.tasks.mammals", "lvmrepro.datasets",
+            "lvmrepro.experiments.groupnorm.components_fits")
 
 
 def memo(key: dict, compute):
-    """``compute()`` -> dict of arrays and a JSON-able ``"stats"`` dict, stored under ``key``."""
-    path = _memo_path(key)
-    if path.is_file():
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                out = {k: z[k] for k in z.files if k != "stats"}
-                out["stats"] = json.loads(str(z["stats"]))
-                return out
-        except (OSError, ValueError, KeyError):
-            pass
-    out = compute()
-    buf = io.BytesIO()
-    np.savez(buf, **{k: v for k, v in out.items() if k != "stats"}, stats=np.array(json.dumps(out["stats"])))
-    atomic_write_bytes(path, buf.getvalue())
-    return out
+    """``compute()`` -> dict of arrays and a JSON-able ``"stats"`` dict, from the run cache
+    (``groupnorm.components``) when it was computed before with the same key and code."""
+    from lvmrepro.experiments.cache import RunCache
+
+    def split():
+        out = compute()
+        return {k: v for k, v in out.items() if k != "stats"}, out["stats"]
+    arrays, stats_ = RunCache("groupnorm.components", RUN_CODE).memo(key, split, "npz")
+    return {**arrays, "stats": stats_}
 
 
 # --------------------------------------------------------------------------- fits

@@ -30,19 +30,13 @@ the top-8 blocks vs the full 22-block model, timed in interleaved repeats.
 """
 from __future__ import annotations
 
-import hashlib
-import io
-import json
-import os
 import time
-from pathlib import Path
 
 import numpy as np
 
 from lvmrepro import stats
-from lvmrepro.experiments import claim, source_hash, target
+from lvmrepro.experiments import claim, target
 from lvmrepro.experiments.spl.digits import pair_data
-from lvmrepro.io import atomic_write_bytes
 from lvmrepro.params import Float, Int, List, Param
 
 PAIRS = ["1-7", "2-7", "3-8", "8-9"]
@@ -97,11 +91,9 @@ def parse_pair(name: str) -> tuple[int, int]:
     return int(a), int(b)
 
 
-def _gn_cache_path(key: dict) -> Path:
-    base = os.environ.get("LVMREPRO_CACHE")
-    root = Path(base).expanduser() if base else Path(__file__).resolve().parents[2] / "build" / "cache"
-    h = hashlib.sha256(json.dumps({**key, "src": source_hash()}, sort_keys=True).encode()).hexdigest()[:20]
-    return root / "groupnorm-models" / f"{h}.npz"
+#: the code a group-norm fit executes: the engine, the digit task, this module and the shared digit data
+RUN_CODE = ("lvmrepro.engine", "lvmrepro.tasks.digits", "lvmrepro.datasets", "lvmrepro.experiments.groupnorm.digits",
+            "lvmrepro.experiments.spl.digits")
 
 
 def direct_objective(w, F, Y, H, lam, C) -> float:
@@ -142,13 +134,12 @@ def train_groupnorm(pair, method, n_train, seed, lam, C, eps, max_iter, gap_tol,
     from lvmrepro.tasks.digits.model import groupnorm_blocks, groupnorm_digit_model
     key = dict(pair=list(pair), method=method, n_train=n_train, seed=seed, lam=lam, C=C, eps=eps,
                max_iter=max_iter, gap_tol=gap_tol)
-    path = _gn_cache_path(key)
-    if path.is_file():
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                return {"w": z["w"], "norms": z["norms"], "stats": json.loads(str(z["stats"]))}
-        except (OSError, ValueError, KeyError):
-            pass
+    from lvmrepro.experiments.cache import RunCache
+    cache = RunCache("groupnorm.digits", RUN_CODE)
+    stored = cache.load(key, "npz")
+    if stored is not None:
+        arrays, stats_ = stored
+        return {"w": arrays["w"], "norms": arrays["norms"], "stats": stats_}
     X, Y, _, _, _ = pair_data(pair, n_train, 0, seed)
     model = groupnorm_digit_model()
     groups = groupnorm_blocks(model)
@@ -173,10 +164,8 @@ def train_groupnorm(pair, method, n_train, seed, lam, C, eps, max_iter, gap_tol,
               "objective_direct": direct_objective(res.w, X.F, Y, res.H, lam, C), "n_train": len(Y),
               "paper_rule_iteration": t_rule, "above_1pct_at_paper_rule": hist[t_rule]["above_1pct_of_max"],
               "dual_block_norms": res.info["dual_block_norms"], "history": hist}
-    buf = io.BytesIO()
-    np.savez(buf, w=res.w, norms=norms, stats=np.array(json.dumps(stats_)))
-    atomic_write_bytes(path, buf.getvalue())
-    return {"w": res.w, "norms": norms, "stats": stats_}
+    arrays, stats_ = cache.store(key, ({"w": res.w, "norms": norms}, stats_), "npz")
+    return {"w": arrays["w"], "norms": arrays["norms"], "stats": stats_}
 
 
 def _gn_task(args):

@@ -109,36 +109,16 @@ def _mean_loss(model, w, X, Y):
     return float(np.mean(model.loss(Y, pred))), pred
 
 
-def _run_path(args):
-    """Where one run's row is kept: ``LVMREPRO_CACHE/runs/spl.fig1/KEY.json``, KEY over the run's arguments
-    and the package source (any code change starts afresh), so a stopped paper-scale run resumes."""
-    import hashlib
-    import json
-
-    from lvmrepro.experiments import source_hash
-    from lvmrepro.io import cache_root
-    key = hashlib.sha256(json.dumps({"args": list(args), "source": source_hash()}, sort_keys=True,
-                                    default=str).encode()).hexdigest()
-    return cache_root() / "runs" / "spl.fig1" / f"{key}.json"
+#: the code a run executes: the engine's learners and solvers, the coreference task, this module
+RUN_CODE = ("lvmrepro.engine", "lvmrepro.tasks.coref", "lvmrepro.experiments.spl.coreference")
 
 
 def _run(args):
-    """One (split, loss, C, method) experiment, read from its run cache when it was computed before with the
-    same code (module-level so joblib can pickle it)."""
-    import json
-
-    from lvmrepro.io import atomic_write_json
-    path = _run_path(args)
-    try:
-        row = json.loads(path.read_text())
-        if isinstance(row, dict) and row.get("args") == json.loads(json.dumps(list(args))):
-            row.pop("args")
-            return row
-    except (OSError, ValueError):
-        pass
-    row = _compute_run(args)
-    atomic_write_json(path, {**row, "args": list(args)})
-    return row
+    """One (split, loss, C, method) experiment, read from the run cache (``spl.fig1``) when it was computed
+    before with the same arguments and code, so a stopped paper-scale run resumes (module-level so joblib can
+    pickle it)."""
+    from lvmrepro.experiments.cache import RunCache
+    return RunCache("spl.fig1", RUN_CODE).memo({"args": list(args)}, lambda: _compute_run(args))
 
 
 def _compute_run(args):

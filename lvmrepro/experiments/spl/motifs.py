@@ -147,30 +147,15 @@ def _spl_series(model, X, Y, res):
     return out
 
 
-def _pair_path(args, kind="pair"):
-    """Where one task's result is kept: keyed by the package source and every argument, so a long run
-    that is stopped resumes from the tasks it finished (the runs are deterministic)."""
-    import hashlib
-    import json
-
-    from lvmrepro.experiments import source_hash
-    from lvmrepro.io import cache_root, to_jsonable
-    text = json.dumps({"source": source_hash(), "kind": kind, "args": to_jsonable(list(args))}, sort_keys=True)
-    return cache_root() / "spl_motif_pairs" / f"{hashlib.sha256(text.encode()).hexdigest()}.json"
+#: the code a motif run executes: the engine's learners and solvers, the motif task, this module
+RUN_CODE = ("lvmrepro.engine", "lvmrepro.tasks.motifs", "lvmrepro.experiments.spl.motifs")
 
 
 def _memo(func, args, kind):
-    import json
-
-    from lvmrepro.io import atomic_write_json, to_jsonable
-    path = _pair_path(args, kind)
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        pass
-    out = to_jsonable(func(args))
-    atomic_write_json(path, out)
-    return json.loads(json.dumps(out))
+    """``func(args)`` from the run cache (``spl.motifs``), keyed by every argument and the code, so a long run
+    that is stopped resumes from the tasks it finished (the runs are deterministic)."""
+    from lvmrepro.experiments.cache import RunCache
+    return RunCache("spl.motifs", RUN_CODE).memo({"kind": kind, "args": list(args)}, lambda: func(args))
 
 
 def run_pair(args):

@@ -22,16 +22,14 @@ under ``LVMREPRO_CACHE/digits-rot/<parameters hash>/pair_a_b.npz``.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-from lvmrepro.io import atomic_write_bytes
+from lvmrepro.io import read_npz, write_npz
 
 DIGIT_PAIRS = ((1, 7), (2, 7), (3, 8), (8, 9))
 ANGLES = np.linspace(-60.0, 60.0, 11)
@@ -54,12 +52,15 @@ class DigitPair:
     pca_components: np.ndarray   # (n_components, 784)
 
 
+_PAIR_FIELDS = {"angles", "F_train", "y_train", "idx_train", "F_test", "y_test", "idx_test", "pca_mean",
+                "pca_components"}
+
+
 def _cache_dir(angles, n_components) -> Path:
-    base = os.environ.get("LVMREPRO_CACHE")
-    root = Path(base).expanduser() if base else Path(__file__).resolve().parents[2] / "build" / "cache"
+    from lvmrepro.io import cache_root
     tag = hashlib.sha256(json.dumps({"angles": [float(a) for a in angles], "k": int(n_components),
                                      "scheme": _SCHEME}).encode()).hexdigest()[:12]
-    return root / "digits-rot" / tag
+    return cache_root() / "digits-rot" / tag
 
 
 @lru_cache(maxsize=32)
@@ -145,19 +146,14 @@ def load_digit_pair(a: int, b: int, *, angles=ANGLES, n_components: int = N_COMP
                  "mnist/t10k-images-idx3-ubyte.gz", "mnist/t10k-labels-idx1-ubyte.gz"):
         fetch(name)   # checksum and record the inputs even when the features come from the cache
     path = _cache_dir(angles, n_components) / f"pair_{a}_{b}.npz"
-    data = None
-    if use_cache and path.is_file():
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                data = {k: z[k] for k in z.files}
-        except (OSError, ValueError, EOFError):
-            data = None   # unreadable cache entry: recompute and overwrite atomically
+    stored = read_npz(path) if use_cache else None   # None also when the entry is damaged: recomputed
+    data = None if stored is None else stored[0]
+    if data is not None and set(data) != _PAIR_FIELDS:
+        data = None
     if data is None:
         data = _compute_pair(a, b, angles, n_components)
         if use_cache:
-            buf = io.BytesIO()
-            np.savez(buf, **data)
-            atomic_write_bytes(path, buf.getvalue())
+            write_npz(path, data)
     return DigitPair(pair=(a, b), angles=data["angles"], F_train=data["F_train"], y_train=data["y_train"],
                      idx_train=data["idx_train"], F_test=data["F_test"], y_test=data["y_test"],
                      idx_test=data["idx_test"], pca_mean=data["pca_mean"], pca_components=data["pca_components"])

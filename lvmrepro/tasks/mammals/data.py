@@ -35,16 +35,14 @@ changed image never reuses stale features.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from lvmrepro.datasets.registry import default_registry, fetch
-from lvmrepro.io import atomic_write_bytes
+from lvmrepro.io import cache_root, read_npy, write_npy
 
 CLASSES = ("bison", "deer", "elephant", "giraffe", "llama", "rhino")
 N_SPLITS = 5
@@ -265,24 +263,22 @@ def feature_dim() -> int:
     return ((WINDOW_CELLS[0] - cpb + 1) * (WINDOW_CELLS[1] - cpb + 1) * cpb * cpb * HOG_PARAMS["orientations"])
 
 
-def cache_root() -> Path:
-    base = os.environ.get("LVMREPRO_CACHE")
-    root = Path(base).expanduser() if base else Path(__file__).resolve().parents[2] / "build" / "cache"
+def feature_cache_dir() -> Path:
+    """The HOG feature cache of these HOG and window settings (under :func:`lvmrepro.io.cache_root`)."""
     tag = hashlib.sha256(json.dumps({"hog": HOG_PARAMS, "window": WINDOW_CELLS}, sort_keys=True).encode()).hexdigest()[:12]
-    return root / "mammals-hog" / tag
+    return cache_root() / "mammals-hog" / tag
 
 
 def feature_cache_path(example: MammalsExample) -> Path:
     sha = default_registry().entry(example.name).sha256
     stem = example.name.split("/")[-1].rsplit(".", 1)[0]
-    return cache_root() / f"{stem}.{example.nx}x{example.ny}.{sha[:16]}.npy"
+    return feature_cache_dir() / f"{stem}.{example.nx}x{example.ny}.{sha[:16]}.npy"
 
 
 def _read_cached(path: Path, example: MammalsExample) -> np.ndarray | None:
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError):
-        return None  # unreadable cache entry: recompute and overwrite atomically
+    arr = read_npy(path)   # None when damaged: recomputed and overwritten atomically
+    if arr is None:
+        return None
     if arr.shape != (example.n_positions, feature_dim()) or arr.dtype != np.float64 or not np.all(np.isfinite(arr)):
         return None
     return arr
@@ -298,9 +294,7 @@ def position_features(example: MammalsExample, *, use_cache: bool = True) -> np.
             return arr
     feats = hog_positions(decode_image(path, example.name), example.nx, example.ny)
     if use_cache:
-        buf = io.BytesIO()
-        np.save(buf, feats, allow_pickle=False)
-        atomic_write_bytes(cpath, buf.getvalue())
+        write_npy(cpath, feats)
     return feats
 
 

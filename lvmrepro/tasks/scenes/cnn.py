@@ -23,7 +23,6 @@ bitwise identical across runs, thread counts and batch sizes, so the cache never
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import time
@@ -33,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from lvmrepro.datasets.registry import default_registry, fetch
-from lvmrepro.io import atomic_write_bytes
+from lvmrepro.io import cache_root, read_npy, write_npy
 
 FEATURE_GRAPH = "cnn/efficientnet_lite0_features.onnx"
 CLASSIFIER_GRAPH = "cnn/efficientnet_lite0_classifier.onnx"
@@ -110,32 +109,28 @@ def classify(image, threads: int | None = None) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- cached region features
-def cache_root() -> Path:
-    base = os.environ.get("LVMREPRO_CACHE")
-    root = Path(base).expanduser() if base else Path(__file__).resolve().parents[2] / "build" / "cache"
+def feature_cache_dir() -> Path:
+    """The region-feature cache of this graph and preprocessing (under :func:`lvmrepro.io.cache_root`)."""
     key = {"graph": default_registry().entry(FEATURE_GRAPH).sha256, "input": INPUT_SIZE, "grid": GRID,
            "preprocess": PREPROCESS}
-    return root / "cnn-regions" / hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
+    return cache_root() / "cnn-regions" / hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:12]
 
 
 def cache_path(image_sha256: str) -> Path:
-    return cache_root() / image_sha256[:2] / f"{image_sha256}.npy"
+    return feature_cache_dir() / image_sha256[:2] / f"{image_sha256}.npy"
 
 
 def _read_cached(path: Path) -> np.ndarray | None:
-    try:
-        arr = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError):
-        return None   # unreadable entry: recompute and overwrite atomically
+    arr = read_npy(path)   # None when damaged: recomputed and overwritten atomically
+    if arr is None:
+        return None
     if arr.shape != (GRID * GRID, FEATURE_DIM) or arr.dtype != np.float32 or not np.all(np.isfinite(arr)):
         return None
     return arr
 
 
 def _write_cached(path: Path, arr: np.ndarray) -> None:
-    buf = io.BytesIO()
-    np.save(buf, arr, allow_pickle=False)
-    atomic_write_bytes(path, buf.getvalue())
+    write_npy(path, arr)
 
 
 def region_features(names, *, decode, batch_size: int = 8, threads: int | None = None, use_cache: bool = True,

@@ -19,9 +19,7 @@ image used (train and test, in order) and ``k``.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +27,7 @@ import numpy as np
 
 from lvmrepro.tasks.scenes import cnn
 from lvmrepro.tasks.scenes import data as scene15
-from lvmrepro.io import atomic_write_bytes
+from lvmrepro.io import read_npz, write_npz
 
 PCA_DIM = 240
 
@@ -102,18 +100,14 @@ class SceneData:
         return len(scene15.CLASSES)
 
 
+_PCA_FIELDS = {"mean", "components", "variances", "n_samples", "total_variance", "X_train", "X_test"}
+
+
 def _cache_dir(train, test, dim) -> Path:
-    base = os.environ.get("LVMREPRO_CACHE")
-    root = Path(base).expanduser() if base else Path(__file__).resolve().parents[2] / "build" / "cache"
-    h = hashlib.sha256(json.dumps({"cnn": cnn.cache_root().name, "dim": dim, "train": [i.sha256 for i in train],
+    from lvmrepro.io import cache_root
+    h = hashlib.sha256(json.dumps({"cnn": cnn.feature_cache_dir().name, "dim": dim, "train": [i.sha256 for i in train],
                                    "test": [i.sha256 for i in test]}).encode()).hexdigest()[:16]
-    return root / "scene15-pca" / h
-
-
-def _save(path: Path, **arrays):
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    atomic_write_bytes(path, buf.getvalue())
+    return cache_root() / "scene15-pca" / h
 
 
 def load_scene_data(dim: int = PCA_DIM, *, classes=None, per_class: int | None = None, use_cache: bool = True,
@@ -138,15 +132,13 @@ def load_scene_data(dim: int = PCA_DIM, *, classes=None, per_class: int | None =
     if test_per_class is not None:
         test = [im for k, im in enumerate(test) if k % scene15.PER_CLASS < test_per_class]
     cache = _cache_dir(train, test, dim) / "data.npz"
-    if use_cache and cache.is_file():
-        try:
-            with np.load(cache, allow_pickle=False) as z:
-                pca = PCA(z["mean"], z["components"], z["variances"], int(z["n_samples"]), float(z["total_variance"]))
-                X_train, X_test = z["X_train"].astype(np.float64), z["X_test"].astype(np.float64)
-            return SceneData(X_train, scene15.labels_of(train), X_test, scene15.labels_of(test), train, test, pca,
-                             {"from_cache": True})
-        except (OSError, ValueError, KeyError):
-            pass   # unreadable cache: recompute and overwrite atomically
+    stored = read_npz(cache) if use_cache else None   # None when damaged: recomputed and overwritten
+    if stored is not None and _PCA_FIELDS <= set(stored[0]):
+        z = stored[0]
+        pca = PCA(z["mean"], z["components"], z["variances"], int(z["n_samples"]), float(z["total_variance"]))
+        X_train, X_test = z["X_train"].astype(np.float64), z["X_test"].astype(np.float64)
+        return SceneData(X_train, scene15.labels_of(train), X_test, scene15.labels_of(test), train, test, pca,
+                         {"from_cache": True})
     feats_stats = {}
     R_train = scene15.region_features(train, stats=feats_stats)
     G = cnn.GRID
@@ -155,9 +147,9 @@ def load_scene_data(dim: int = PCA_DIM, *, classes=None, per_class: int | None =
     del R_train
     X_test = pca.project(scene15.region_features(test)).reshape(len(test), G, G, dim)
     if use_cache:
-        _save(cache, mean=pca.mean, components=pca.components, variances=pca.variances,
+        write_npz(cache, dict(mean=pca.mean, components=pca.components, variances=pca.variances,
               n_samples=pca.n_samples, total_variance=pca.total_variance,
-              X_train=X_train.astype(np.float32), X_test=X_test.astype(np.float32))
+              X_train=X_train.astype(np.float32), X_test=X_test.astype(np.float32)))
     if stats is not None:
         stats.update(feats_stats)
     return SceneData(X_train, scene15.labels_of(train), X_test, scene15.labels_of(test), train, test, pca,
