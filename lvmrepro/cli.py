@@ -23,6 +23,7 @@ def cmd_list(args) -> int:
 def _run_targets(args):
     from lvmrepro.experiments import check_jobs, check_scale, check_seed, get_target, resolve_params, run, targets
     from lvmrepro.io import check_output_dir
+    from lvmrepro.stats import verdict_of
     check_scale(args.scale)
     check_jobs(args.jobs)
     check_seed(args.seed)
@@ -49,12 +50,11 @@ def _run_targets(args):
     if args.scheduler:
         from lvmrepro.parallel import use_scheduler
         use_scheduler(args.scheduler)
-    verdicts = {True: "holds", False: "FAILS", None: "inconclusive"}
     for name in names:
         given = {k: v for k, v in overrides.items() if k in get_target(name).scales[args.scale]}
         result = run(name, args.scale, out=args.out, jobs=args.jobs, seed=args.seed, force=args.force,
                      book=args.book, _from_text=True, **given)
-        summary = ", ".join(f"{c['id']}: {verdicts[c['holds']]}" for c in result["claims"])
+        summary = ", ".join(f"{c['id']}: {verdict_of(c)}" for c in result["claims"])
         print(f"{name} [{args.scale}] {result['runtime_s']:.1f}s  {summary}")
     return 0
 

@@ -12,6 +12,10 @@ interval of the mean paired difference and a practical-effect threshold stated p
   excludes the paper's own effect (when the paper reports one);
 * **inconclusive** (``holds = None``, with a ``reason``): fewer than :data:`MIN_PAIRS` pairs, or neither.
 
+Every claim carries its verdict as one of :data:`VERDICTS` (field ``verdict``; :func:`verdict_of` reads it)
+and a paired claim its counts as fields (``wins``, ``losses``, ``ties``, ``dropped``): nothing needs to read
+them back out of the ``evidence`` sentence.
+
 With the exact sign test, 5 pairs that all agree give p = 1/32 < 0.05: the smallest sample that can
 decide anything.  Differences are oriented so that a positive value supports the paper
 (``better="lower"``: ``d_i = b_i - a_i`` for "A lower than B").  A *check* (:func:`check`) is a property our
@@ -27,6 +31,75 @@ import numpy as np
 MIN_PAIRS = 5
 ALPHA = 0.05
 TESTS = ("sign", "wilcoxon")
+
+# --------------------------------------------------------------------------- the verdict vocabulary
+# Every page, table and command prints a claim's verdict with these words and no others.
+HOLDS = "holds"
+FAILS = "fails"
+FAILS_AT_PAPER_EFFECT = "fails at the paper's effect"
+INCONCLUSIVE = "inconclusive"
+UNDECIDABLE = "undecidable at the paper's sample size"
+NOT_TESTABLE = "not testable here"
+VERDICTS = (HOLDS, FAILS, FAILS_AT_PAPER_EFFECT, INCONCLUSIVE, UNDECIDABLE, NOT_TESTABLE)
+#: what each verdict means, in one line (legends and glossaries)
+VERDICT_MEANING = {
+    HOLDS: "our run supports the paper's claim",
+    FAILS: "our run contradicts the paper's claim",
+    FAILS_AT_PAPER_EFFECT: "the effect may exist, but our interval excludes the size the paper reports",
+    INCONCLUSIVE: "the design could have decided the claim; our data did not",
+    UNDECIDABLE: "the paper's own sample size cannot decide the claim, whatever the data",
+    NOT_TESTABLE: "the claim cannot be tested with the data or design available here",
+}
+#: a verdict's ``holds`` value: True (supported), False (contradicted), None (undecided)
+HOLDS_OF = {HOLDS: True, FAILS: False, FAILS_AT_PAPER_EFFECT: False, INCONCLUSIVE: None, UNDECIDABLE: None,
+            NOT_TESTABLE: None}
+#: a verdict as the verb phrase of a sentence whose subject is the claim ("the claim is inconclusive")
+VERDICT_PHRASE = {HOLDS: "holds", FAILS: "fails", FAILS_AT_PAPER_EFFECT: "fails at the paper's effect",
+                  INCONCLUSIVE: "is inconclusive", UNDECIDABLE: "is undecidable at the paper's sample size",
+                  NOT_TESTABLE: "is not testable here"}
+#: a check's result, in words (distinct from every verdict word)
+CHECK_WORDS = {True: "passes", False: "check fails"}
+
+
+def verdict_of(claim: dict) -> str:
+    """The verdict word of a claim (its ``verdict`` field; result files written before that field existed get
+    the word their ``holds`` and ``test`` imply)."""
+    if not isinstance(claim, dict):
+        raise TypeError(f"a claim is a dict; got {type(claim).__name__}")
+    v = claim.get("verdict")
+    if v is not None:
+        if v not in VERDICTS:
+            raise ValueError(f"claim {claim.get('id')!r} has an unknown verdict {v!r}; verdicts are {VERDICTS}")
+        return v
+    if claim.get("test") == "not testable here":
+        return NOT_TESTABLE
+    return {True: HOLDS, False: FAILS, None: INCONCLUSIVE}[claim.get("holds")]
+
+
+def verdict_phrase(claim: dict) -> str:
+    """The verdict of ``claim`` as a verb phrase (:data:`VERDICT_PHRASE`)."""
+    return VERDICT_PHRASE[verdict_of(claim)]
+
+
+def pair_counts(claim: dict) -> str:
+    """"n paired units: A better in w, worse in l, tied in t" from a paired claim's fields."""
+    for f in ("n", "wins", "losses", "ties"):
+        if claim.get(f) is None:
+            raise ValueError(f"claim {claim.get('id')!r} is not a paired claim with counts (no {f!r})")
+    name = (claim.get("names") or ["A"])[0]
+    return (f"{claim['n']} paired {plural(claim.get('unit') or 'sample')}: {name} better in {claim['wins']}, "
+            f"worse in {claim['losses']}, tied in {claim['ties']}")
+
+
+def with_verdict(claim: dict, verdict: str | None = None) -> dict:
+    """``claim`` with its ``verdict`` field set (from ``holds`` and ``test`` when ``verdict`` is None), checked
+    to agree with ``holds``."""
+    v = verdict_of(claim) if verdict is None else verdict
+    if v not in VERDICTS:
+        raise ValueError(f"unknown verdict {v!r}; verdicts are {VERDICTS}")
+    if HOLDS_OF[v] is not claim.get("holds"):
+        raise ValueError(f"claim {claim.get('id')!r}: verdict {v!r} disagrees with holds={claim.get('holds')!r}")
+    return {**claim, "verdict": v}
 
 
 def _sign_p(d: np.ndarray) -> tuple[float, float]:
@@ -143,15 +216,16 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
     if not np.all(np.isfinite(d)):
         raise ValueError("the paired differences overflow: a and b hold values too large to subtract (rescale them)")
     n = len(d)
-    out = {"id": id, "statement": statement, "test": f"{test} (one-sided, paired)", "unit": unit, "n": n,
-           "threshold": threshold, "paper_effect": paper_effect}
     wins, losses, ties = int(np.sum(d > 0)), int(np.sum(d < 0)), int(np.sum(d == 0))
+    out = {"id": id, "statement": statement, "test": f"{test} (one-sided, paired)", "unit": unit, "n": n,
+           "threshold": threshold, "paper_effect": paper_effect, "wins": wins, "losses": losses, "ties": ties,
+           "dropped": dropped, "names": list(names), "what": what}
     a_name, b_name = names
     head = (f"{n} paired {plural(unit)}: {a_name} better in {wins}, worse in {losses}, tied in {ties}"
             + (f" ({dropped} pairs without a value dropped)" if dropped else ""))
     if n == 0:
-        return {**out, "holds": None, "p": None, "p_reverse": None, "ci": None, "effect": None,
-                "reason": "no paired samples", "evidence": head + "."}
+        return {**out, "holds": None, "verdict": INCONCLUSIVE, "p": None, "p_reverse": None, "ci": None,
+                "effect": None, "reason": "no paired samples", "evidence": head + "."}
     effect = float(_scaled_mean(d))
     ci = bootstrap_ci(d, seed=seed)
     p_fwd, p_rev = _sign_p(d) if test == "sign" else _wilcoxon_p(d)
@@ -161,17 +235,17 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
           + f"); one-sided p = {_fmt(p_fwd)}, reverse p = {_fmt(p_rev)}" + (f". {note}" if note else "."))
     out.update({"p": p_fwd, "p_reverse": p_rev, "ci": list(ci), "effect": effect, "evidence": ev})
     if n < MIN_PAIRS:
-        return {**out, "holds": None, "reason": f"fewer than {MIN_PAIRS} paired samples ({n})"}
+        return {**out, "holds": None, "verdict": INCONCLUSIVE, "reason": f"fewer than {MIN_PAIRS} paired samples ({n})"}
     if p_rev < alpha:
-        return {**out, "holds": False, "reason": None}
+        return {**out, "holds": False, "verdict": FAILS, "reason": None}
     if paper_effect is not None and paper_effect > threshold and ci[1] < paper_effect:
-        return {**out, "holds": False, "reason": None,
+        return {**out, "holds": False, "verdict": FAILS_AT_PAPER_EFFECT, "reason": None,
                 "evidence": ev + f" The interval excludes the paper's effect {_fmt(paper_effect)}."}
     if p_fwd < alpha and effect > threshold:
-        return {**out, "holds": True, "reason": None}
+        return {**out, "holds": True, "verdict": HOLDS, "reason": None}
     why = (f"not significant (p = {_fmt(p_fwd)})" if p_fwd >= alpha
            else f"significant but the mean effect {_fmt(effect)} does not exceed the threshold {_fmt(threshold)}")
-    return {**out, "holds": None, "reason": why}
+    return {**out, "holds": None, "verdict": INCONCLUSIVE, "reason": why}
 
 
 def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence_prefix: str = "",
@@ -203,16 +277,18 @@ def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence
                                f"the statement covers were not run at this scale ({', '.join(missing)})")
     else:
         holds, reason = True, None
-    word = {True: "holds", False: "does not hold", None: "inconclusive"}
     # a cell decided by an interval rule (no test statistic) has no p: say so rather than print nan
     ev = evidence_prefix + "; ".join(
-        f"{k}: {word[c['holds']]} (n={c['n']}, " + (f"p={_fmt(c['p'])}, " if c["p"] is not None else "no p: interval rule, ")
+        f"{k}: {verdict_of(c)} (n={c['n']}, " + (f"p={_fmt(c['p'])}, " if c["p"] is not None else "no p: interval rule, ")
         + f"effect {_fmt(c['effect'])})" for k, c in cells.items()) + (f"; not run: {', '.join(missing)}" if missing else "")
     ps = [c["p"] for c in cells.values() if c["p"] is not None]
-    return {"id": id, "statement": statement, "holds": holds, "test": "every cell: " + next(iter(cells.values()))["test"],
+    verdict = {True: HOLDS, False: FAILS, None: INCONCLUSIVE}[holds]
+    return {"id": id, "statement": statement, "holds": holds, "verdict": verdict,
+            "test": "every cell: " + next(iter(cells.values()))["test"],
             "unit": unit, "n": n, "p": max(ps) if ps else None, "p_reverse": None,
             "ci": None, "effect": None, "threshold": next(iter(cells.values()))["threshold"], "paper_effect": None,
-            "cells": {k: {f: c[f] for f in ("holds", "n", "p", "effect", "ci")} for k, c in cells.items()},
+            "cells": {k: {**{f: c[f] for f in ("holds", "n", "p", "effect", "ci")}, "verdict": verdict_of(c),
+                          **{f: c[f] for f in ("wins", "losses", "ties") if f in c}} for k, c in cells.items()},
             "reason": reason, "evidence": ev}
 
 
@@ -233,16 +309,19 @@ def count_claim(id: str, statement: str, successes: int, n: int, *, unit: str, m
     alpha = _unit_interval(alpha, "alpha")
     successes, n = int(successes), int(n)
     if n < MIN_PAIRS:
-        return {"id": id, "statement": statement, "holds": None, "test": "binomial (one-sided)", "unit": unit,
-                "n": int(n), "p": None, "p_reverse": None, "ci": None, "effect": successes / n if n else None,
+        return {"id": id, "statement": statement, "holds": None, "verdict": INCONCLUSIVE,
+                "test": "binomial (one-sided)", "unit": unit, "successes": successes, "n": int(n), "p": None,
+                "p_reverse": None, "ci": None, "effect": successes / n if n else None,
                 "threshold": min_fraction, "paper_effect": None,
                 "reason": f"fewer than {MIN_PAIRS} samples ({n})", "evidence": evidence}
     p = float(binomtest(successes, n, min_fraction, alternative="greater").pvalue)
     p_rev = float(binomtest(successes, n, min_fraction, alternative="less").pvalue)
     ci = binomtest(successes, n).proportion_ci(0.95)
     holds = True if p < alpha else (False if p_rev < alpha else None)
-    return {"id": id, "statement": statement, "holds": holds, "test": "binomial (one-sided)", "unit": unit,
-            "n": int(n), "p": p, "p_reverse": p_rev, "ci": [float(ci.low), float(ci.high)],
+    return {"id": id, "statement": statement, "holds": holds,
+            "verdict": {True: HOLDS, False: FAILS, None: INCONCLUSIVE}[holds],
+            "test": "binomial (one-sided)", "unit": unit, "successes": successes, "n": int(n), "p": p,
+            "p_reverse": p_rev, "ci": [float(ci.low), float(ci.high)],
             "effect": successes / n, "threshold": min_fraction, "paper_effect": None,
             "reason": None if holds is not None else "not significant either way",
             "evidence": f"{evidence} ({successes} of {n}; one-sided p = {_fmt(p)}, reverse p = {_fmt(p_rev)})"}
@@ -250,7 +329,8 @@ def count_claim(id: str, statement: str, successes: int, n: int, *, unit: str, m
 
 def untestable(id: str, statement: str, reason: str, evidence: str = "") -> dict:
     """A statement of the paper we cannot test here (qualitative, or its data are missing)."""
-    return {"id": id, "statement": statement, "holds": None, "test": "not testable here", "unit": None, "n": 0,
+    return {"id": id, "statement": statement, "holds": None, "verdict": NOT_TESTABLE, "test": "not testable here",
+            "unit": None, "n": 0,
             "p": None, "p_reverse": None, "ci": None, "effect": None, "threshold": None, "paper_effect": None,
             "reason": reason, "evidence": evidence or reason}
 

@@ -30,7 +30,7 @@ def test_collect_one_item_per_paper_item_with_its_state(results_dir):
     by = {(i["paper"], i["item"]): i for i in items}
     t1 = by[("gmm", "Table 1")]
     assert t1["state"] == "partly reproduced" and [c["state"] for c in t1["claims"]] == [
-        "holds", "does not hold", "inconclusive"]
+        "holds", "fails", "inconclusive"]
     assert t1["notebook"] == "notebooks/gmm/01_x"
     assert by[("spl", "Figure 3")]["state"] == "reproduced"
     assert by[("gmm", "Table 3")]["state"] == "not yet implemented"

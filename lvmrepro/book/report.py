@@ -7,9 +7,12 @@ from __future__ import annotations
 import html
 import json
 from pathlib import Path
-from lvmrepro.stats import plural
+from lvmrepro.stats import (CHECK_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, INCONCLUSIVE, NOT_TESTABLE,
+                            UNDECIDABLE, plural, verdict_of)
 
-VERDICT = {True: ("holds", "#1a7f37"), False: ("does not hold", "#cf222e"), None: ("inconclusive", "#9a6700")}
+#: the colour a verdict word is printed in
+VERDICT_COLOUR = {HOLDS: "#1a7f37", FAILS: "#cf222e", FAILS_AT_PAPER_EFFECT: "#cf222e", INCONCLUSIVE: "#9a6700",
+                  UNDECIDABLE: "#6e7781", NOT_TESTABLE: "#57606a"}
 
 
 def _fmt(value, fmt=None) -> str:
@@ -106,7 +109,7 @@ def _decision(c: dict) -> str:
         # stats.paired_claim's rule: a claim carrying the paper's effect fails when the interval lies wholly below it
         bits.append(f"tested against the paper's effect {pe:.3g}: an interval wholly below it does not hold")
     if c.get("holds") is None and c.get("reason"):
-        bits.append(f"inconclusive: {c['reason']}")
+        bits.append(f"{verdict_of(c)}: {c['reason']}")
     return "; ".join(bits)
 
 
@@ -114,7 +117,8 @@ def claims_html(result: dict) -> str:
     """The target's claims (verdicts of the paper's statements) and, apart, its checks."""
     rows = []
     for c in result["claims"]:
-        word, colour = VERDICT[c["holds"]]
+        word = verdict_of(c)
+        colour = VERDICT_COLOUR[word]
         how = _decision(c)
         rows.append(f'<tr><td><strong style="color:{colour}">{word}</strong></td>'
                     f'<td>{html.escape(c["statement"])}</td><td>{html.escape(c["evidence"])}'
@@ -125,7 +129,7 @@ def claims_html(result: dict) -> str:
     checks = result.get("checks", [])
     if checks:
         n_pass = sum(c["passed"] for c in checks)
-        crow = "".join(f'<tr><td>{"passes" if c["passed"] else "<strong>FAILS</strong>"}</td>'
+        crow = "".join(f'<tr><td>{CHECK_WORDS[True] if c["passed"] else "<strong>" + CHECK_WORDS[False] + "</strong>"}</td>'
                        f'<td>{html.escape(c["statement"])}</td><td>{html.escape(c["evidence"])}</td></tr>'
                        for c in checks)
         out += (f'<p class="lvm-checks-head"><small>Checks of our implementation ({n_pass} of {len(checks)} pass; '

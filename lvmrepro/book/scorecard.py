@@ -18,11 +18,12 @@ import re
 
 from lvmrepro import PAPERS
 from lvmrepro.book.report import load_results, own_runtime_s
+from lvmrepro.stats import (CHECK_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, INCONCLUSIVE, NOT_TESTABLE,
+                            UNDECIDABLE, VERDICT_MEANING, verdict_of)
 
 # ---------------------------------------------------------------------------------------------
 # Data
 
-CLAIM_STATE = {True: "holds", False: "does not hold", None: "inconclusive"}
 
 
 def _results(results_dir) -> dict:
@@ -30,7 +31,7 @@ def _results(results_dir) -> dict:
 
 
 def _claim_line(c: dict) -> dict:
-    state = "not testable here" if c.get("test") == "not testable here" else CLAIM_STATE[c["holds"]]
+    state = verdict_of(c)
     return {"id": c["id"], "statement": c["statement"], "state": state,
             "evidence": c.get("evidence", ""), "n": c.get("n"), "p": c.get("p"), "test": c.get("test"),
             "reason": c.get("reason")}
@@ -130,17 +131,19 @@ def run_facts(results_dir) -> dict:
 STATES = {
     "reproduced": ("#1a7f37", "every testable claim of the item holds"),
     "checked": ("#1a7f37", "no empirical claim to test; every check of our implementation passes"),
-    "holds": ("#1a7f37", "our run supports the paper's claim"),
+    HOLDS: ("#1a7f37", VERDICT_MEANING[HOLDS]),
     "partly reproduced": ("#9a6700", "some claims hold, others do not"),
     "not reproduced": ("#cf222e", "no testable claim of the item holds"),
-    "does not hold": ("#cf222e", "our run contradicts the paper's claim"),
-    "inconclusive": ("#6e7781", "too few samples or too small an effect to decide"),
+    FAILS: ("#cf222e", VERDICT_MEANING[FAILS]),
+    FAILS_AT_PAPER_EFFECT: ("#cf222e", VERDICT_MEANING[FAILS_AT_PAPER_EFFECT]),
+    INCONCLUSIVE: ("#6e7781", VERDICT_MEANING[INCONCLUSIVE]),
+    UNDECIDABLE: ("#6e7781", VERDICT_MEANING[UNDECIDABLE]),
     "undecided": ("#6e7781", "our run cannot decide the claim"),
     "check failed": ("#cf222e", "a check of our implementation failed"),
-    "not testable here": ("#57606a", "the data or setting is not available here, or the statement cannot be tested"),
+    NOT_TESTABLE: ("#57606a", VERDICT_MEANING[NOT_TESTABLE]),
     "not yet implemented": ("#57606a", "planned, not yet run"),
-    "passes": ("#1a7f37", "the check passed"),
-    "fails": ("#cf222e", "the check failed"),
+    CHECK_WORDS[True]: ("#1a7f37", "the check passed"),
+    CHECK_WORDS[False]: ("#cf222e", "the check failed"),
 }
 _NEUTRAL = "#57606a"
 
@@ -232,7 +235,7 @@ def checks_html(checks) -> str:
         return "<p><em>No checks in the result files.</em></p>"
     n_pass = sum(c["passed"] for c in checks)
     rows = "".join(f"<tr><td>{html.escape(c['target'])}</td><td>{html.escape(c['statement'])}</td>"
-                   f"<td>{state_badge('passes' if c['passed'] else 'fails')}</td>"
+                   f"<td>{state_badge(CHECK_WORDS[bool(c['passed'])])}</td>"
                    f"<td>{html.escape(c['evidence'])}</td></tr>" for c in checks)
     return (f"<p><strong>Sanity checks: {n_pass} of {len(checks)} pass.</strong> These are properties our "
             "code guarantees or verifies (invariants of a proof, touching bounds, certified gaps); they "

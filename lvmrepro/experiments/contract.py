@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lvmrepro.experiments.registry import check_scale
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3   # 3: every claim states its verdict word (lvmrepro.stats.VERDICTS)
 # Claims written before the verdict helper (id, statement, holds, evidence only, no decision rule).  Every
 # chapter now decides its claims through lvmrepro.stats or claim(..., test=, n=): such a claim is refused.
 ALLOW_LEGACY_CLAIMS = False
@@ -16,18 +16,49 @@ def claim(id: str, statement: str, holds, evidence: str, *, test: str | None = N
     rounding").  ``test`` names the decision rule and ``n`` the samples behind it; with fewer than
     :data:`lvmrepro.stats.MIN_PAIRS` samples the verdict is ``None``.  Without ``test``/``n`` this is a
     legacy claim (see :data:`ALLOW_LEGACY_CLAIMS`).  Comparative claims use :mod:`lvmrepro.stats`."""
-    from lvmrepro.stats import MIN_PAIRS
+    from lvmrepro.stats import MIN_PAIRS, with_verdict
     if holds is not None:
         holds = bool(holds)
     if test is None:
-        return {"id": id, "statement": statement, "holds": holds, "evidence": evidence, "test": "legacy",
-                "n": None, "reason": None if holds is not None else (reason or "undecided")}
+        return with_verdict({"id": id, "statement": statement, "holds": holds, "evidence": evidence, "test": "legacy",
+                             "n": None, "reason": None if holds is not None else (reason or "undecided")})
     if n is None or n < MIN_PAIRS:
         if holds is not None:
             reason = f"fewer than {MIN_PAIRS} samples ({n})"
         holds = None
-    return {"id": id, "statement": statement, "holds": holds, "evidence": evidence, "test": test, "n": n,
-            "reason": reason if holds is None else None}
+    return with_verdict({"id": id, "statement": statement, "holds": holds, "evidence": evidence, "test": test,
+                         "n": n, "reason": reason if holds is None else None})
+
+
+def claim_by_id(result: dict, id: str) -> dict:
+    """The claim ``id`` of a result (KeyError naming the claims it has, if none)."""
+    for c in result.get("claims", []):
+        if c.get("id") == id:
+            return c
+    raise KeyError(f"{result.get('target')!r} has no claim {id!r}; its claims are "
+                   f"{', '.join(c.get('id', '?') for c in result.get('claims', []))}")
+
+
+def check_by_id(result: dict, id: str) -> dict:
+    """The check ``id`` of a result (KeyError naming the checks it has, if none)."""
+    for c in result.get("checks", []):
+        if c.get("id") == id:
+            return c
+    raise KeyError(f"{result.get('target')!r} has no check {id!r}; its checks are "
+                   f"{', '.join(c.get('id', '?') for c in result.get('checks', []))}")
+
+
+def rows_where(result: dict, **match) -> list[dict]:
+    """The rows of a result whose fields equal ``match`` (``rows_where(res, method="CCP", init="random")``)."""
+    return [r for r in result["rows"] if all(r.get(k) == v for k, v in match.items())]
+
+
+def row_where(result: dict, **match) -> dict:
+    """The one row whose fields equal ``match`` (ValueError when none or several do)."""
+    rows = rows_where(result, **match)
+    if len(rows) != 1:
+        raise ValueError(f"{result.get('target')!r}: {len(rows)} rows match {match}, expected exactly one")
+    return rows[0]
 
 
 REQUIRED_KEYS = {"target": str, "scale": str, "seeds": dict, "data": list, "runtime_s": float,
@@ -39,7 +70,7 @@ CHECK_KEYS = {"id", "statement", "passed", "evidence"}
 
 def validate_result(result: dict) -> None:
     """Check a result dict against the contract; raise ValueError naming the first problem."""
-    from lvmrepro.stats import MIN_PAIRS
+    from lvmrepro.stats import HOLDS_OF, MIN_PAIRS, VERDICTS
     if not isinstance(result, dict):
         raise ValueError(f"a result must be a JSON object; got {type(result).__name__}")
     for key, typ in REQUIRED_KEYS.items():
@@ -63,6 +94,11 @@ def validate_result(result: dict) -> None:
             raise ValueError(f"claim {c.get('id')!r} is missing {sorted(missing)}")
         if c["holds"] not in (True, False, None):
             raise ValueError(f"claim {c['id']!r}: holds must be true, false or null")
+        if "verdict" in c or result.get("schema", 0) >= 3:
+            if c.get("verdict") not in VERDICTS:
+                raise ValueError(f"claim {c['id']!r}: verdict must be one of {VERDICTS}; got {c.get('verdict')!r}")
+            if HOLDS_OF[c["verdict"]] is not c["holds"]:
+                raise ValueError(f"claim {c['id']!r}: verdict {c['verdict']!r} disagrees with holds={c['holds']!r}")
         if c["test"] == "legacy":
             if not ALLOW_LEGACY_CLAIMS:
                 raise ValueError(f"claim {c['id']!r} was not decided by a stated test (legacy claim)")

@@ -335,7 +335,6 @@ def _sensitivity_note(sens, rows, seqs):
     """How protocol (b)'s max-min-vs-EM verdict and differences move with the two-frame construction."""
     by = {(r["sequence"], r["method"]): r for r in rows}
     states, spread = {}, {s: [by[(s, "maxmin")]["tuning"] - by[(s, "em")]["tuning"]] for s in seqs}
-    words = {True: "holds", False: "does not hold", None: "inconclusive"}
     for c in sorted({f["construction"] for f in sens}):
         err = {(f["sequence"], f["method"]): f["error"] for f in sens if f["construction"] == c}
         if not all((s, m) in err for s in seqs for m in ("em", "maxmin")):
@@ -344,9 +343,10 @@ def _sensitivity_note(sens, rows, seqs):
         b = [err[(s, "em")] for s in seqs]
         for s in seqs:
             spread[s].append(err[(s, "maxmin")] - err[(s, "em")])
-        v = stats.paired_claim("x", "x", a, b, better="lower", unit="sequence", threshold=HOPKINS_THRESHOLD,
-                               paper_effect=_paper_effect("maxmin"), test="sign")["holds"]
-        states[words[v]] = states.get(words[v], 0) + 1
+        v = stats.verdict_of(stats.paired_claim("x", "x", a, b, better="lower", unit="sequence",
+                                                threshold=HOPKINS_THRESHOLD, paper_effect=_paper_effect("maxmin"),
+                                                test="sign"))
+        states[v] = states.get(v, 0) + 1
     rng = "; ".join(f"{s} {min(v):+.3f} to {max(v):+.3f}" for s, v in spread.items())
     return (f"Decided again under each of the {sum(states.values())} other two-frame constructions, this claim "
             + ", ".join(f"{w} under {n}" for w, n in states.items())

@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from lvmrepro.tasks.clustering.data import load_clustering as load, verify_files
+from lvmrepro import stats
 from lvmrepro.experiments import target
 from lvmrepro.engine.gmm.init import INITS, initialise
 from lvmrepro.engine.gmm.kmeans import KMeansFamily, gmm_kmeans, kmeans
@@ -262,7 +263,7 @@ def table1_claims(rows, trials, p):
              f"{sum(x > 0 for x in paper_rel)} of {len(paper_rel)} cells")
     if p["trials"] < MIN_PAIRS and std_claim["holds"] is not None:
         # a std of fewer than five trials says too little about a cell's spread to count as a sample
-        std_claim = {**std_claim, "holds": None, "reason": f"fewer than {MIN_PAIRS} trials per cell ({p['trials']})"}
+        std_claim = {**std_claim, "holds": None, "verdict": stats.INCONCLUSIVE, "reason": f"fewer than {MIN_PAIRS} trials per cell ({p['trials']})"}
     claims.append(std_claim)
     # "random partition seems to be a bad initialization for k-means on all datasets": k-means from random
     # partition against k-means from k-means++ (independent initialisations, paired by trial index; the

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from lvmrepro.tasks.clustering.data import verify_files
+from lvmrepro import stats
 from lvmrepro.experiments import target
 from lvmrepro.experiments.gmm.clustering import (COMMON, COMMON_PARAMS, _clustering_params, _stats, _trial,
                                                  _trial_items, trial_cost)
@@ -101,7 +102,7 @@ def fig2_claims(trials, p) -> list:
     if p["trials"] < MIN_PAIRS and spread["holds"] is not None:
         # with fewer than 5 trials per cell the deviations from a cell's median are a handful of values that
         # determine each other (with 2 trials both equal half the range): too few to say anything
-        spread = {**spread, "holds": None, "reason": f"fewer than {MIN_PAIRS} trials per cell ({p['trials']})"}
+        spread = {**spread, "holds": None, "verdict": stats.INCONCLUSIVE, "reason": f"fewer than {MIN_PAIRS} trials per cell ({p['trials']})"}
     claims = [
         spread,
     ]

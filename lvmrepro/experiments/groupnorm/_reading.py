@@ -2,11 +2,8 @@
 from the paper's numbers stored in the result).  Each function takes result dicts and returns Markdown."""
 from __future__ import annotations
 
-VERDICT = {True: "holds", False: "does not hold", None: "is inconclusive"}
-
-
-def _claim(res: dict, cid: str) -> dict:
-    return next(c for c in res["claims"] if c["id"] == cid)
+from lvmrepro import stats
+from lvmrepro.experiments.contract import claim_by_id as _claim
 
 
 def _fits(fig2: dict, method: str) -> dict:
@@ -35,7 +32,7 @@ def fig2_reading(fig2: dict) -> str:
             f"{k} {s['nonzero']} (paper {paper[k]})" for k, s in cert.items())
         + f"; exactly zero: {sum(s['exact_zero'] for s in cert.values())} of {22 * len(cert)} blocks "
         f"(paper: {sum(22 - paper[k] for k in cert)} of {22 * len(cert)}); the claim that most blocks are zero "
-        f"{VERDICT[c_zero['holds']]}. "
+        f"{stats.verdict_phrase(c_zero)}. "
         + (f"Every fit ended at a latent fixed point with a certified gap of at most {p['gap_tol']:.0e}"
            if all(s["fixed_point"] and s["certified"] for s in cert.values()) else
            "Not every fit reached a certified latent fixed point (" + ", ".join(
@@ -54,7 +51,7 @@ def fig2_reading(fig2: dict) -> str:
         lines.append(
             "* *The paper's update* (subgradient steps, stopped by its rule): exactly-zero blocks " + ", ".join(
                 f"{k} {s['exact_zero']}" for k, s in sub.items()) + " (the claim that it "
-            f"zeroes most blocks {VERDICT[c_sub['holds']]}); blocks above 1% of the largest: " + ", ".join(
+            f"zeroes most blocks {stats.verdict_phrase(c_sub)}); blocks above 1% of the largest: " + ", ".join(
                 f"{k} {s['above_1pct_of_max']} (certified {cert[k]['above_1pct_of_max']})" for k, s in sub.items())
             + ". Its certificates: it stopped " + ", ".join(
                 f"{k} {s['gap']:.2g}" for k, s in sub.items()) + " above the optimum for its own latent values "
@@ -87,11 +84,11 @@ def table1_reading(t1: dict) -> str:
     paper_d = [o - u for pr in paper["ours"] for o, u in zip(paper["ours"][pr], paper["uniform"][pr])]
     lines.append(
         f"* Ranked vs uniform on the cells the paper reports (k up to the number of non-zero blocks): the claim "
-        f"{VERDICT[c1['holds']]} ({c1['evidence'].split(';')[0]}). In the paper's own table, ranked selection is "
+        f"{stats.verdict_phrase(c1)} ({stats.pair_counts(c1)}). In the paper's own table, ranked selection is "
         f"better in {sum(d > 0 for d in paper_d)} and worse in {sum(d < 0 for d in paper_d)} of its "
         f"{len(paper_d)} cells, so its caption's 'outperforms' holds there only at the larger k.")
     lines.append(f"* Eight blocks as accurate as the complete model (margin one percentage point, every pair): the "
-                 f"claim {VERDICT[c2['holds']]}.")
+                 f"claim {stats.verdict_phrase(c2)}.")
     return "\n".join(lines)
 
 
@@ -103,7 +100,7 @@ def table2_reading(t2: dict) -> str:
              + ", ".join(f"{r['pair']} {r['speedup']:.2f}x (range {r['speedup_min']:.2f}-{r['speedup_max']:.2f}; "
                          f"{r['blocks_kept']} blocks using {r['angles_rotated_sparse']} of {r['angles_rotated_full']} "
                          f"rotations, a ratio of {r['speedup_bound']:.2f})" for r in rows)
-             + f". The claim of at least {pt['speedup_claim'][0]:g}x in every pair {VERDICT[c['holds']]}.",
+             + f". The claim of at least {pt['speedup_claim'][0]:g}x in every pair {stats.verdict_phrase(c)}.",
              "  The paper's own Table 2 gives " + ", ".join(
                  f"{r['pair']} {pt['kumar_22_angles_s'][r['pair']] / pt['ours_8_angles_s'][r['pair']]:.2f}x"
                  for r in rows) + " (its seconds for 22 vs 8 angles)."]
