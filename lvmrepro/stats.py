@@ -102,6 +102,30 @@ def with_verdict(claim: dict, verdict: str | None = None) -> dict:
     return {**claim, "verdict": v}
 
 
+# --------------------------------------------------------------------------- mean ± std of a table cell
+#: The delta degrees of freedom of every standard deviation a table prints: the sample standard deviation
+#: (divisor n - 1), the estimate of the spread between runs that a "mean ± std over trials" reports.
+STD_DDOF = 1
+
+
+def mean_std(values, *, drop_nonfinite: bool = False) -> tuple[float, float]:
+    """``(mean, std)`` of ``values`` as every table of the book prints them ("mean ± std" over trials, splits,
+    folds): the std is the sample standard deviation, ``ddof =`` :data:`STD_DDOF` (= 1).  A single value has no
+    spread to estimate: its std is 0.0 (tables show the mean alone when n = 1).  ``drop_nonfinite``: NaN and
+    infinite values (runs without a value) are left out first; with none left the result is ``(nan, nan)``."""
+    try:
+        a = np.asarray(values, dtype=float).ravel()
+    except (TypeError, ValueError):
+        raise ValueError(f"values must be numbers; got {type(values).__name__}") from None
+    if drop_nonfinite:
+        a = a[np.isfinite(a)]
+        if a.size == 0:
+            return float("nan"), float("nan")
+    if a.size == 0:
+        raise ValueError("mean_std needs at least one value")
+    return float(a.mean()), float(a.std(ddof=STD_DDOF)) if a.size > 1 else 0.0
+
+
 def _sign_p(d: np.ndarray) -> tuple[float, float]:
     """One-sided exact sign-test p-values (greater, less); zero differences are dropped."""
     pos, neg = int(np.sum(d > 0)), int(np.sum(d < 0))

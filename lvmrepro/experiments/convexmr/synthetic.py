@@ -101,11 +101,6 @@ def _trial(args):
     return out
 
 
-def _mean_std(v):
-    v = np.asarray(v, float)
-    return float(v.mean()), (float(v.std(ddof=1)) if len(v) > 1 else 0.0)
-
-
 _SYN_SCALES = {
     "smoke": {"repeats": 2, "restarts": 5, "sweep_repeats": 2, "sweep_pos": [50.0], "sweep_sym": [10.0],
               "t": 30, "k": 5, "em_sigma": 1.0, "em_gamma": 1.0, "cvx_sigma": 1.0, "cvx_gamma": 1.0, "tol": 1e-6,
@@ -151,7 +146,7 @@ def _verdict_run(ctx):
     for ri, r in enumerate(reads):
         trials = sweep_trials[ri * p["sweep_repeats"]:(ri + 1) * p["sweep_repeats"]]
         for m in ("em", "maxmin_q1", "em_truth"):
-            mean, std = _mean_std([t[m] for t in trials])
+            mean, std = stats.mean_std([t[m] for t in trials])
             sweep.append({"reading": r["name"], "x_range": r["x_range"], "method": m, "mean": mean, "std": std,
                           "n": len(trials)})
     em_means = {s["reading"]: s["mean"] for s in sweep if s["method"] == "em"}
@@ -174,7 +169,7 @@ def synthetic(ctx):
     paper_std = {"em": PAPER_SYNTHETIC["em_std"], "maxmin_q1": PAPER_SYNTHETIC["convex_std"]}
     rows = []
     for m in METHODS:
-        mean, std = _mean_std([t[m] for t in trials])
+        mean, std = stats.mean_std([t[m] for t in trials])
         rows.append({"method": m, "name": NAMES[m], "reading": pick["name"], "mean": mean, "std": std,
                      "n": len(trials), "paper_mean": paper.get(m), "paper_std": paper_std.get(m)})
     per = [{k: v for k, v in t.items() if k not in ("x", "y", "truth", "labels")} for t in trials]

@@ -638,10 +638,8 @@ def table3(ctx):
 
 
 def _ms(values):
-    a = np.asarray([v for v in values if np.isfinite(v)], dtype=float)
-    if len(a) == 0:
-        return float("nan"), float("nan")
-    return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
+    """The book's mean ± std (:func:`lvmrepro.stats.mean_std`) over the runs that have a value."""
+    return stats.mean_std(values, drop_nonfinite=True)
 
 
 def _column_values(runs, method, col, field):

@@ -29,9 +29,6 @@ PAPER_SPL_TABLE2 = {
 }
 PAPER_SPL_FIG4 = {"source": "Kumar, Packer & Koller 2010 (SPL), Figure 4: qualitative, no numbers"}
 
-def _ms(values):
-    a = np.asarray(values, dtype=float)
-    return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
 
 
 # --------------------------------------------------------------------------- SPL
@@ -181,7 +178,7 @@ def spl_table2(ctx):
     for name in ("CCCP", "SPL"):
         row = {"method": name}
         for key in ("objective", "train_loss", "test_loss", "runtime_s", "cpu_s", "iterations"):
-            row[f"{key}_mean"], row[f"{key}_std"] = _ms([r[name][key] for r in runs])
+            row[f"{key}_mean"], row[f"{key}_std"] = stats.mean_std([r[name][key] for r in runs])
         for key in ("objective", "train_loss", "test_loss"):
             row[f"paper_{key}"], row[f"paper_{key}_std"] = paper[name][key]
         row["paper_runtime_s"] = PAPER_SPL_TABLE2["runtime_s_per_fold"][name]

@@ -238,11 +238,6 @@ def _run_pair(args):
 
 
 # --------------------------------------------------------------------------- Table 1
-def _ms(values):
-    a = np.asarray(values, dtype=float)
-    return float(a.mean()), float(a.std(ddof=1)) if len(a) > 1 else 0.0
-
-
 def best_seed(runs, method):
     """Per (protein, fold): the run of ``method`` with the lowest objective among the seeds."""
     best = {}
@@ -334,7 +329,7 @@ def table1(ctx):
             row = {"protein": pr, "method": method, "n_folds": len(sel)}
             for key in ("objective", "train_error", "test_error", "objective_tight", "train_error_tight",
                         "test_error_tight", "hamming", "iterations", "cpu_s"):
-                row[f"{key}_mean"], row[f"{key}_std"] = _ms([s[key] for s in sel])
+                row[f"{key}_mean"], row[f"{key}_std"] = stats.mean_std([s[key] for s in sel])
             for key in ("objective", "train_error", "test_error"):
                 row[f"paper_{key}"], row[f"paper_{key}_std"] = PAPER_TABLE1[key][method][paper_idx[pr]]
             all_runs = [r[method] for r in runs if r["protein"] == pr]
@@ -355,7 +350,7 @@ def table1(ctx):
                 continue
             row = {"variant": label, "method": method, "n": len(sel)}
             for key in ("objective", "train_error", "test_error", "hamming"):
-                row[f"{key}_mean"], row[f"{key}_std"] = _ms([s[key] for s in sel])
+                row[f"{key}_mean"], row[f"{key}_std"] = stats.mean_std([s[key] for s in sel])
                 row[f"{key}_base_mean"] = float(np.mean([s[key] for s in base])) if base else None
             sens_rows.append(row)
     facts = [row for pr in sorted(set(p["proteins"])) for row in test_set_facts(pr)]
@@ -379,9 +374,9 @@ def table1(ctx):
     return {"rows": rows, "claims": claims, "checks": checks, "seeds": {"init": seeds},
             "artifacts": {"runs": slim, "best": best_art, "sensitivity": sens_rows, "test_set_facts": facts,
                           "enriched_kmers": enriched, "junction_kmers": junction, "wall_s": wall, "n_pairs": n_pairs,
-                          "cpu_per_run": {"CCCP": _ms(cpu_c), "SPL": _ms(cpu_s),
-                                          "first_solve": _ms([r["first_solve"]["cpu_s"] for r in done]),
-                                          "continuation": _ms([b["cpu_tight_s"] for m in ("CCCP", "SPL")
+                          "cpu_per_run": {"CCCP": stats.mean_std(cpu_c), "SPL": stats.mean_std(cpu_s),
+                                          "first_solve": stats.mean_std([r["first_solve"]["cpu_s"] for r in done]),
+                                          "continuation": stats.mean_std([b["cpu_tight_s"] for m in ("CCCP", "SPL")
                                                                for b in best[m].values()])}},
             "notes": [f"proteins {p['proteins']}, folds {p['folds']}, {p['seeds']} seeds; "
                       f"{'all' if p['n_train'] is None else p['n_train']} training sequences per fold; "
@@ -499,7 +494,7 @@ def fig2(ctx):
                            final["SPL"], final["CCCP"], better="lower", unit="protein-fold", threshold=0.001,
                            paper_effect=0.6155 - 0.6099, names=("SPL", "CCCP"), what="mean Hamming fraction"),
     ]
-    summary = {m: {"mean": float(np.mean(v)), "std": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0,
-                   "paper": PAPER_FIG2["final_mean_hamming"][m]} for m, v in final.items()}
+    summary = {m: {**dict(zip(("mean", "std"), stats.mean_std(v))), "paper": PAPER_FIG2["final_mean_hamming"][m]}
+               for m, v in final.items()}
     return {"rows": rows, "claims": claims, "artifacts": {"final": summary, "pairs": pairs,
                                                           "final_per_pair": {m: dict(zip(keys, v)) for m, v in final.items()}}}
