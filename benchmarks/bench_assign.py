@@ -16,7 +16,7 @@ Centres: k-means++ (seed 0), as in the G-MM experiments.
 import numpy as np
 
 from lvmrepro.engine._kernels import assign as _assign
-from lvmrepro.experiments.gmm.clustering import DATASETS, K, load
+from lvmrepro.experiments.gmm.trials import DATASETS, K, load
 from lvmrepro.engine.gmm.init import kmeanspp
 from lvmrepro.engine.kernels import assign_nearest
 

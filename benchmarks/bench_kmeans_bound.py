@@ -5,7 +5,7 @@ import numpy as np
 
 from lvmrepro.engine._kernels import kmeans_bound as _kb
 from lvmrepro.engine._kernels import kmeans_bound_ref as _kb_ref
-from lvmrepro.experiments.gmm.clustering import K, load
+from lvmrepro.experiments.gmm.trials import K, load
 from lvmrepro.engine.gmm.init import kmeanspp
 from lvmrepro.engine.kernels import assign_nearest
 

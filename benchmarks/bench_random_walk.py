@@ -19,7 +19,7 @@ import numpy as np
 
 from lvmrepro.engine._kernels import random_walk as _rw
 from lvmrepro.engine._kernels import random_walk_ref as _rw_ref
-from lvmrepro.experiments.gmm.clustering import COMMON, DATASETS, K, load
+from lvmrepro.experiments.gmm.trials import COMMON, DATASETS, K, load
 from lvmrepro.engine.gmm.init import kmeanspp
 from lvmrepro.engine.kernels import assign_nearest
 

@@ -5,9 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from lvmrepro.experiments.gmm.clustering import DATASETS, table1_claims
+from lvmrepro.experiments.gmm.clustering import table1_claims
+from lvmrepro.experiments.gmm.trials import DATASETS
 from lvmrepro.experiments.gmm.eta import fig2_claims
-from lvmrepro.experiments.gmm.mammals import GMM_SCALES, METHODS, table2_claims
+from lvmrepro.experiments.gmm.mammals import table2_claims
+from lvmrepro.experiments.gmm.mammals_runs import GMM_SCALES, METHODS
 from lvmrepro.experiments.gmm.verdicts import all_cells, band_claim, best_claim
 from lvmrepro.engine.gmm.init import INITS
 from lvmrepro.stats import MIN_PAIRS

@@ -4,34 +4,21 @@ Targets: ``gmm.table1`` (Table 1), ``gmm.dead_clusters`` (the dead-cluster rule 
 the random-partition column), ``gmm.table4_clustering`` (Table 4, clustering rows, from the Table 1
 runs) and ``gmm.fig5`` (D31 solutions) -- notebook ``notebooks/gmm/02_clustering``.  Figure 2 (the
 progress coefficient) is :mod:`.eta`, the random walk :mod:`.walk`, the 1-D theory targets :mod:`.theory`;
-they share this module's trial function and constants.
-
-Conventions shared by all clustering targets:
-
-* the objective reported is eq. (4) divided by n (the mean squared distance per point), the
-  normalisation that matches the paper's D31, Cloud and GMM-200 numbers (see ``gmm.table1``'s
-  ``normalisation`` claim for the check on all four data sets);
-* dead clusters collapse onto the origin (paper, appendix B) unless a parameter says otherwise;
-* stopping: Algorithm 1's ``d_t < eps`` with ``eps = eps_rel * F(w_0)`` fixed per trial, the same
-  for k-means and G-MM (k-means then stops when (almost) no point would move);
-* in each trial k-means and G-MM start from the same centres.
+all of them run the trial of :mod:`.trials`, whose docstring states the conventions they share.
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
-from lvmrepro.tasks.clustering.data import load_clustering as load, verify_files
 from lvmrepro import stats
-from lvmrepro.experiments import target
 from lvmrepro.engine.gmm.init import INITS, initialise
 from lvmrepro.engine.gmm.kmeans import KMeansFamily, gmm_kmeans, kmeans
-from lvmrepro.tasks.clustering.data import CLUSTERING_SETS as DATASETS
-from lvmrepro.engine.gmm.kmeans import EMPTY_RULES
-from lvmrepro.params import Choice, Float, Int, List
+from lvmrepro.experiments import target
+from lvmrepro.experiments.gmm.trials import (COMMON, COMMON_PARAMS, DATASETS, K, run_trial, summarise, trial_cost,
+                                             trial_items, trial_params)
+from lvmrepro.params import List
+from lvmrepro.tasks.clustering.data import load_clustering as load, verify_files
 
-K = {"Norm-25": 25, "D31": 31, "Cloud": 50, "GMM-200": 200}
 NB = "notebooks/gmm/02_clustering"
 
 # Table 1 of the paper (p. 6), typed in: (mean, std, best) per dataset / init / method.
@@ -62,95 +49,6 @@ PAPER_TABLE4 = {
 }
 
 
-
-# --------------------------------------------------------------------------- one trial
-def _trial(args) -> dict:
-    """One trial: the same initial centres for k-means and G-MM; objectives per point."""
-    dataset, init, seed, p = args
-    X, _ = load(dataset, p.get("data_seed", 0))
-    n = X.shape[0]
-    rng = np.random.default_rng(seed)
-    family = KMeansFamily(X, K[dataset], empty=p.get("empty", "origin"), walk_sweeps=p["walk_sweeps"])
-    mu0 = initialise(init, X, K[dataset], rng, empty=family.empty)
-    F0 = family.objective(mu0)
-    eps = p["eps_rel"] * F0
-    out = {"dataset": dataset, "init": init, "F0": F0 / n}
-    if p.get("with_kmeans", True):
-        t0 = time.perf_counter()
-        tr = kmeans(family, mu0, eps=eps, max_iter=p.get("max_iter", 10_000))
-        out.update(km=tr.final_objective / n, km_iter=tr.iterations, km_conv=tr.converged,
-                   km_time=time.perf_counter() - t0, km_alive=_alive(family, tr.w))
-    for eta in p["etas"]:
-        t0 = time.perf_counter()
-        tr = gmm_kmeans(family, mu0, eta=eta, eps=eps, rng=rng, max_iter=p.get("max_iter", 10_000))
-        th = tr.theorem1(F_star=0.0)
-        out.setdefault("gmm", {})[str(eta)] = {
-            "obj": tr.final_objective / n, "iter": tr.iterations, "conv": tr.converged, "alive": _alive(family, tr.w),
-            "time": time.perf_counter() - t0, "thm_holds": th["holds_15"] and th["holds_bound"],
-            "eta_sum_d": th["eta_sum_d"] / n, "F0_minus_Fstar": th["F0_minus_Fstar"] / n,
-            "last_d_rel": th["last_d"] / max(tr.F[0], 1e-300),
-            # every selected bound touched F at w_{t-1} (what MM does; eta = 1 forces it)
-            "all_touching": bool(np.all(np.abs(np.array(tr.bound_at_prev) - np.array(tr.F[:-1]))
-                                        <= 1e-9 * max(1.0, tr.F[0])))}
-    return out
-
-
-# Relative work of one trial, to hand the longest trials out first (ctx.map's cost): per G-MM
-# iteration the walk makes walk_sweeps * n proposals of O(d) and the assignment n k distances of O(d)
-# (nanoseconds on this project's machine, roughly); iterations grow with worse initialisations.
-N_POINTS = {"Norm-25": 10_000, "D31": 3100, "Cloud": 1024, "GMM-200": 10_000}
-D_COORDS = {"Norm-25": 15, "D31": 2, "Cloud": 10, "GMM-200": 2}
-INIT_ITERATIONS = {"forgy": 1.0, "random_partition": 1.5, "kmeans++": 0.8}
-
-
-def trial_cost(item) -> float:
-    """Estimated work of a :func:`_trial` item (only its order among the others matters)."""
-    dataset, init, _, p = item
-    n, d, k = N_POINTS[dataset], D_COORDS[dataset], K[dataset]
-    per_iteration = n * (p["walk_sweeps"] * (5 + d) + k * d / 4)
-    return per_iteration * INIT_ITERATIONS[init] * (len(p["etas"]) + 0.3 * p.get("with_kmeans", True))
-
-
-def _alive(family, centres) -> int:
-    """Clusters that own at least one point under the nearest-centre assignment of ``centres``."""
-    lab, _ = family.nearest(centres)
-    return int(np.count_nonzero(np.bincount(lab, minlength=family.k)))
-
-
-def _stats(values) -> dict:
-    a = np.asarray(values, dtype=float)
-    return {"mean": float(a.mean()), "std": float(a.std()), "best": float(a.min()), "trials": int(a.size)}
-
-
-def _trial_items(ctx, names, inits, p, key0=0):
-    items, seeds = [], {}
-    for a, dataset in enumerate(names):
-        for b, init in enumerate(inits):
-            ss = ctx.seeds(p["trials"], key=key0 + 10 * DATASETS.index(dataset) + INITS.index(init))
-            seeds[f"{dataset}/{init}"] = [int(s.generate_state(1)[0]) for s in ss]
-            items += [(dataset, init, s, p) for s in ss]
-    return items, seeds
-
-
-def _clustering_params(p: dict) -> dict:
-    return {"walk_sweeps": p["walk_sweeps"], "eps_rel": p["eps_rel"], "empty": p["empty"],
-            "data_seed": p["data_seed"], "etas": [p["eta"]], "trials": p["trials"]}
-
-
-# --------------------------------------------------------------------------- Table 1
-COMMON = {"eta": 0.02, "walk_sweeps": 20, "eps_rel": 1e-6, "empty": "origin", "data_seed": 0}
-# Parameter types shared by the clustering targets (a user may set any of these with -p).
-COMMON_PARAMS = {
-    "eta": Float(0, 1, lo_open=True, help="progress coefficient of G-MM"),
-    "walk_sweeps": Int(1, help="random-walk length per bound, in sweeps of n proposals"),
-    "eps_rel": Float(0, 1, lo_open=True, hi_open=True, help="stopping threshold eps as a fraction of F(w_0)"),
-    "empty": Choice(*EMPTY_RULES, help="what happens to the centre of a dead cluster"),
-    "data_seed": Int(0, help="seed of the generated data sets (Norm-25, GMM-200)"),
-    "trials": Int(1, help="trials per data set and initialisation"),
-    "datasets": List(choices=tuple(sorted(DATASETS)), help="clustering data sets"),
-}
-
-
 @target("gmm.table1", title="Table 1: k-means vs G-MM (random bounds), 4 data sets x 3 initialisations",
         paper=PAPER_TABLE1, notebook=NB, item="Table 1", params=COMMON_PARAMS,
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31", "Cloud"]},
@@ -163,8 +61,8 @@ def table1(ctx):
     """Mean, std and best of the per-point k-means objective over trials, k-means vs G-MM."""
     p = ctx.params
     verify_files(p["datasets"])
-    items, seeds = _trial_items(ctx, p["datasets"], INITS, _clustering_params(p))
-    trials = ctx.map(_trial, items, desc="Table 1 trials", cost=[trial_cost(it) for it in items])
+    items, seeds = trial_items(ctx, p["datasets"], INITS, trial_params(p))
+    trials = ctx.map(run_trial, items, desc="Table 1 trials", cost=[trial_cost(it) for it in items])
     eta = str(p["eta"])
     rows = []
     for dataset in p["datasets"]:
@@ -174,10 +72,10 @@ def table1(ctx):
                 got = [t for t in trials if t["dataset"] == dataset and t["init"] == init]
                 vals = [t["km"] if method == "k-means" else t["gmm"][eta]["obj"] for t in got]
                 its = [t["km_iter"] if method == "k-means" else t["gmm"][eta]["iter"] for t in got]
-                s = _stats(vals)
+                s = summarise(vals)
                 pm, ps, pb = PAPER_TABLE1["values"][dataset][method][init]
                 row.update({f"{init}_mean": s["mean"], f"{init}_std": s["std"], f"{init}_best": s["best"],
-                            f"{init}_iter_mean": float(np.mean(its)), f"{init}_iter_std": float(np.std(its)),
+                            f"{init}_iter_mean": stats.mean_std(its)[0], f"{init}_iter_std": stats.mean_std(its)[1],
                             f"{init}_paper_mean": pm, f"{init}_paper_std": ps, f"{init}_paper_best": pb})
             rows.append(row)
     return {"rows": rows, "claims": table1_claims(rows, trials, p), "checks": table1_checks(trials, p),
@@ -251,8 +149,9 @@ def table1_claims(rows, trials, p):
     # Stds are divided by the cell's k-means mean so that cells of different scales are comparable; a
     # difference below 1% of the objective is invisible in the paper's table.  With one trial every std
     # is 0: all pairs tie and nothing can hold.
-    sg = np.array([val[(d, i, "G-MM")].std() / abs(val[(d, i, "k-means")].mean()) for d, i in cells])
-    sk = np.array([val[(d, i, "k-means")].std() / abs(val[(d, i, "k-means")].mean()) for d, i in cells])
+    # the std the table prints (stats.mean_std: the sample std)
+    sg = np.array([stats.mean_std(val[(d, i, "G-MM")])[1] / abs(val[(d, i, "k-means")].mean()) for d, i in cells])
+    sk = np.array([stats.mean_std(val[(d, i, "k-means")])[1] / abs(val[(d, i, "k-means")].mean()) for d, i in cells])
     paper_rel = [(PAPER_TABLE1["values"][d]["k-means"][i][1] - PAPER_TABLE1["values"][d]["G-MM"][i][1])
                  / PAPER_TABLE1["values"][d]["k-means"][i][0] for d, i in cells]
     std_claim = paired_claim(
@@ -340,28 +239,26 @@ def dead_clusters(ctx):
     for rule, sweeps, with_km in configs:
         for d in p["datasets"]:
             sw = sweeps if sweeps is not None else p["mixed_sweeps"][d]
-            q = {**_clustering_params(p), "empty": rule, "walk_sweeps": sw, "with_kmeans": with_km}
-            its, _ = _trial_items(ctx, [d], ["random_partition"], q, key0=5000)  # same inits in every config
+            q = {**trial_params(p), "empty": rule, "walk_sweeps": sw, "with_kmeans": with_km}
+            its, _ = trial_items(ctx, [d], ["random_partition"], q, key0=5000)  # same inits in every config
             items += its
             labels += [(d, rule, sw)] * len(its)
-    trials = ctx.map(_trial, items, desc="dead-cluster trials", cost=[trial_cost(it) for it in items])
+    trials = ctx.map(run_trial, items, desc="dead-cluster trials", cost=[trial_cost(it) for it in items])
     eta = str(p["eta"])
     rows = []
     for key in dict.fromkeys(labels):
         d, rule, sw = key
         got = [t for t, lab in zip(trials, labels) if lab == key]
-        gm = _stats([t["gmm"][eta]["obj"] for t in got])
+        gm = summarise([t["gmm"][eta]["obj"] for t in got])
         row = {"dataset": d, "empty": rule, "walk_sweeps": sw, "gmm_mean": gm["mean"], "gmm_std": gm["std"],
                "gmm_best": gm["best"], "gmm_iter": float(np.mean([t["gmm"][eta]["iter"] for t in got])),
                "paper_gmm_mean": RP_PAPER[d][0], "paper_gmm_std": RP_PAPER[d][1], "trials": gm["trials"]}
         if "km" in got[0]:
-            km = _stats([t["km"] for t in got])
+            km = summarise([t["km"] for t in got])
             row.update(kmeans_mean=km["mean"], kmeans_std=km["std"], kmeans_best=km["best"])
         rows.append(row)
     from lvmrepro.experiments.gmm.verdicts import all_cells, band_claim
     from lvmrepro.stats import paired_claim
-    get = lambda d, rule, mixed: next(r for r in rows if r["dataset"] == d and r["empty"] == rule
-                                      and (r["walk_sweeps"] == p["mixed_sweeps"][d]) == mixed)
     vals = lambda key, what: np.array([t["gmm"][eta]["obj"] if what == "gmm" else t["km"]
                                        for t, lab in zip(trials, labels) if lab == key])
     unit = "trial (the same initial centres for k-means and G-MM)"
@@ -418,8 +315,9 @@ def table4_clustering(ctx):
             mm = [t["km_iter"] for t in got]
             gm = [t["gmm"][eta]["iter"] for t in got]
             (pmm, pms), (pgm, pgs) = PAPER_TABLE4["values"][d][init]
-            rows.append({"dataset": d, "init": init, "MM_mean": float(np.mean(mm)), "MM_std": float(np.std(mm)),
-                         "GMM_mean": float(np.mean(gm)), "GMM_std": float(np.std(gm)),
+            (mm_mean, mm_std), (gm_mean, gm_std) = stats.mean_std(mm), stats.mean_std(gm)
+            rows.append({"dataset": d, "init": init, "MM_mean": mm_mean, "MM_std": mm_std,
+                         "GMM_mean": gm_mean, "GMM_std": gm_std,
                          "ratio": float(np.mean(gm) / np.mean(mm)), "trials": len(got),
                          "paper_MM": pmm, "paper_MM_std": pms, "paper_GMM": pgm, "paper_GMM_std": pgs,
                          "paper_ratio": pgm / pmm})

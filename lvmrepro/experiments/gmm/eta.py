@@ -7,8 +7,8 @@ import numpy as np
 from lvmrepro.tasks.clustering.data import verify_files
 from lvmrepro import stats
 from lvmrepro.experiments import target
-from lvmrepro.experiments.gmm.clustering import (COMMON, COMMON_PARAMS, _clustering_params, _stats, _trial,
-                                                 _trial_items, trial_cost)
+from lvmrepro.experiments.gmm.trials import (COMMON, COMMON_PARAMS, trial_params, summarise, run_trial,
+                                                 trial_items, trial_cost)
 from lvmrepro.engine.gmm.init import INITS
 from lvmrepro.params import List
 
@@ -42,18 +42,18 @@ def fig2(ctx):
     if any(e <= 0 for e in p["etas"]):
         raise ValueError(f"every eta must lie in (0, 1]; got {p['etas']}")
     verify_files(p["datasets"])
-    q = {**_clustering_params(p), "etas": p["etas"]}
-    items, seeds = _trial_items(ctx, p["datasets"], INITS, q, key0=1000)
-    trials = ctx.map(_trial, items, desc="Figure 2 trials", cost=[trial_cost(it) for it in items])
+    q = {**trial_params(p), "etas": p["etas"]}
+    items, seeds = trial_items(ctx, p["datasets"], INITS, q, key0=1000)
+    trials = ctx.map(run_trial, items, desc="Figure 2 trials", cost=[trial_cost(it) for it in items])
     rows = []
     for d in p["datasets"]:
         for init in INITS:
             got = [t for t in trials if t["dataset"] == d and t["init"] == init]
             for eta in p["etas"]:
-                s = _stats([t["gmm"][str(eta)]["obj"] for t in got])
+                s = summarise([t["gmm"][str(eta)]["obj"] for t in got])
                 rows.append({"dataset": d, "init": init, "eta": eta, **s,
                              "iter_mean": float(np.mean([t["gmm"][str(eta)]["iter"] for t in got]))})
-            km = _stats([t["km"] for t in got])
+            km = summarise([t["km"] for t in got])
             rows.append({"dataset": d, "init": init, "eta": "k-means", **km})
     claims = fig2_claims(trials, p)
     checks = []

@@ -10,7 +10,7 @@ from lvmrepro.tasks.clustering.data import load_clustering as load, verify_files
 from lvmrepro.experiments import target
 from lvmrepro.params import Float, Int, List
 from lvmrepro.stats import check
-from lvmrepro.experiments.gmm.clustering import COMMON, COMMON_PARAMS, K, _clustering_params, _trial_items, trial_cost
+from lvmrepro.experiments.gmm.trials import COMMON, COMMON_PARAMS, K, trial_params, trial_items, trial_cost
 from lvmrepro.engine.gmm.driver import run as gmm_run
 from lvmrepro.engine.gmm.driver import run_mm
 from lvmrepro.engine.gmm.init import INITS, initialise
@@ -106,7 +106,7 @@ def theorem1(ctx):
     exact strong-convexity identity b_t(w_{t-1}) - b_t(w_t) = sum_j n_j |mu_j^{t-1} - mu_j^t|^2."""
     p = ctx.params
     verify_files(p["datasets"])
-    items, seeds = _trial_items(ctx, p["datasets"], INITS, {**_clustering_params(p), "etas": p["etas"]}, key0=2000)
+    items, seeds = trial_items(ctx, p["datasets"], INITS, {**trial_params(p), "etas": p["etas"]}, key0=2000)
     res = ctx.map(_theorem_trial, items, desc="Theorem 1 runs", cost=[trial_cost(it) for it in items])
     rows = [r for rr in res for r in rr]
     # A stricter form: with F_* replaced by the lowest objective found on that data set (>= min F),

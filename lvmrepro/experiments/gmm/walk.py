@@ -9,8 +9,8 @@ from lvmrepro.tasks.clustering.data import load_clustering as load, verify_files
 from lvmrepro.experiments import target
 from lvmrepro.params import List
 from lvmrepro.stats import check
-from lvmrepro.experiments.gmm.clustering import (DATASETS, COMMON, COMMON_PARAMS, K, _clustering_params, _stats, _trial,
-                                                 _trial_items, trial_cost)
+from lvmrepro.experiments.gmm.trials import (DATASETS, COMMON, COMMON_PARAMS, K, trial_params, summarise, run_trial,
+                                                 trial_items, trial_cost)
 from lvmrepro.engine.gmm.init import INITS, initialise
 from lvmrepro.engine.gmm.kmeans import KMeansFamily, gmm_kmeans
 
@@ -38,17 +38,17 @@ def walk(ctx):
     mixing = ctx.map(_mixing, mix_items, desc="mixing curves")
     items = []
     for sw in p["sweeps"]:
-        q = {**_clustering_params(p), "walk_sweeps": sw, "with_kmeans": False}
-        its, _ = _trial_items(ctx, p["datasets"], INITS, q, key0=4000)
+        q = {**trial_params(p), "walk_sweeps": sw, "with_kmeans": False}
+        its, _ = trial_items(ctx, p["datasets"], INITS, q, key0=4000)
         items += its
-    trials = ctx.map(_trial, items, desc="walk-length trials", cost=[trial_cost(it) for it in items])
+    trials = ctx.map(run_trial, items, desc="walk-length trials", cost=[trial_cost(it) for it in items])
     rows = []
     eta = str(p["eta"])
     for d in p["datasets"]:
         for init in INITS:
             for k, sw in enumerate(p["sweeps"]):
                 got = [t for t, it in zip(trials, items) if it[0] == d and it[1] == init and it[3]["walk_sweeps"] == sw]
-                rows.append({"dataset": d, "init": init, "sweeps": sw, **_stats([t["gmm"][eta]["obj"] for t in got]),
+                rows.append({"dataset": d, "init": init, "sweeps": sw, **summarise([t["gmm"][eta]["obj"] for t in got]),
                              "iter_mean": float(np.mean([t["gmm"][eta]["iter"] for t in got])),
                              "time_mean": float(np.mean([t["gmm"][eta]["time"] for t in got]))})
     sat = {m["dataset"]: m["saturation_sweeps"] for m in mixing}
