@@ -67,7 +67,7 @@ def test_gmm_targets_at_smoke():
 
 @needs_data
 def test_gmm_final_positions_are_the_completion_under_the_final_weights(monkeypatch):
-    from lvmrepro.experiments.gmm.mammals import GMM_SCALES, _gmm_task
+    from lvmrepro.experiments.gmm.mammals_runs import GMM_SCALES, train_task
     from lvmrepro.tasks.mammals.model import build as _build
     from lvmrepro.engine.gmm import driver
     p = dict(GMM_SCALES["smoke"])
@@ -79,14 +79,14 @@ def test_gmm_final_positions_are_the_completion_under_the_final_weights(monkeypa
         return traces[-1]
     monkeypatch.setattr(driver, "run", recording_run)
     task = (1, "top-left", "G-MM random", p["eta"], {**p, "polish_factor": None}, 1, 2)
-    r = _gmm_task(task)
+    r = train_task(task)
     train, _ = split_data(1, p["n_train"], p["n_test"], p["subsample_seed"])
     model, X, Y = _build(train)
     h_final, _ = model.impute_latent(traces[0].w, X, Y)      # argmax_z w_T.phi(x_i, y_i, z)
     assert r["H_final"] == h_final.tolist()
     assert r["changed_percent"] == pytest.approx(100 * np.mean(h_final != 0))
     assert r["changed_percent_last_bound"] == pytest.approx(100 * np.mean(np.asarray(traces[0].bounds[-1]) != 0))
-    r2 = _gmm_task(task)                                      # deterministic per seed
+    r2 = train_task(task)                                      # deterministic per seed
     assert r2["H_final"] == r["H_final"] and r2["objective"] == r["objective"]
 
 
