@@ -24,7 +24,7 @@ features, the other reading) and reports their block norms, so the effect of the
 ``groupnorm.fig2`` -- block norms of both fits (Figure 2; the certificates carry Algorithm 1).
 ``groupnorm.table1`` -- test accuracy of the certified model restricted to its k largest non-zero blocks
 vs uniform angle selection with the plain model (SPL's label-block model, L2, CCCP; angles from
-:func:`uniform_angles`, latent values starting at the kept angle nearest 0 degrees).
+:func:`.digits_fits.uniform_angles`, latent values starting at the kept angle nearest 0 degrees).
 ``groupnorm.table2`` -- test-time cost (rotation with scikit-image + PCA + inference) of the model with
 the top-8 blocks vs the full 22-block model, timed in interleaved repeats.
 """
@@ -36,12 +36,11 @@ import numpy as np
 
 from lvmrepro import stats
 from lvmrepro.experiments import claim, target
+from lvmrepro.experiments.groupnorm.digits_fits import (CERT_MAX_ITER, N_ANGLES, N_BLOCKS, PAIRS, above_1pct,
+                                                        block_label, groupnorm_task, pair_name, parse_pair,
+                                                        sparse_model, top_blocks, topk_correct, uniform_task)
 from lvmrepro.experiments.spl.digits import pair_data
 from lvmrepro.params import Float, Int, List, Param
-
-PAIRS = ["1-7", "2-7", "3-8", "8-9"]
-N_ANGLES = 11
-N_BLOCKS = 2 * N_ANGLES
 
 PAPER_FIG2 = {"source": "Chen, Batra & Freeman (ICCV 2013), Sec. 6.1 and Fig. 2",
               "lambda_p": 1.0, "C": 1.0, "nonzero_blocks": {"1-7": 5, "2-7": 8, "3-8": 7, "8-9": 9},
@@ -61,15 +60,9 @@ PAPER_TABLE2 = {"source": "Chen, Batra & Freeman (ICCV 2013), Table 2 (test-time
                 "kumar_22_angles_s": {"1-7": 22.3, "2-7": 24.1, "3-8": 23.7, "8-9": 23.1},
                 "speedup_claim": [2.5, 3.0]}
 
-# Certified fits stop at a latent fixed point; this eps only guards against a cycle of ties.
-CERTIFIED_EPS = 1e-12
-# The certified fits' budget of outer iterations: they run until a latent fixed point, and at the paper's
-# size Algorithm 1 moves a few rotations per outer iteration for many iterations (see ``fit`` of the learner)
-CERT_MAX_ITER = 3000
 # The paper's update: its step rule and stopping rule (eps on the relative objective change); the paper
 # gives no step or iteration budget, these are ours (every fit reports whether its rule stopped it).
 _COMMON = {"lam": 1 / 255, "C": 1.0, "eps": 1e-3, "max_iter": 100, "gap_tol": 1e-7, "cert_max_iter": CERT_MAX_ITER}
-SUBGRADIENT_STEPS = {"inner_iter": 200, "inner_patience": 30}
 LAM_SENSITIVITY = [3 / 255, 10 / 255, 1.0]
 
 _PAIR = List(choices=tuple(PAIRS), help="digit pairs, e.g. 1-7,3-8")
@@ -86,94 +79,6 @@ _PARAMS = {
 }
 
 
-def parse_pair(name: str) -> tuple[int, int]:
-    a, b = name.split("-")
-    return int(a), int(b)
-
-
-#: the code a group-norm fit executes: the engine, the digit task, this module and the shared digit data
-RUN_CODE = ("lvmrepro.engine", "lvmrepro.tasks.digits", "lvmrepro.datasets", "lvmrepro.experiments.groupnorm.digits",
-            "lvmrepro.experiments.spl.digits")
-
-
-def direct_objective(w, F, Y, H, lam, C) -> float:
-    """Eq. 5 + 8 from the block layout alone (no model code): ``sum_p lam ||w_p|| + C/n sum_i hinge_i``
-    with ``s_iyh = w_(y,h) . F[i, h]`` and the 0-1 loss."""
-    W = w.reshape(2, N_ANGLES, -1)
-    s = np.einsum("yhd,ihd->iyh", W, F)
-    n = len(Y)
-    aug = s + (np.arange(2)[None, :, None] != Y[:, None, None])
-    hinge = np.maximum(0.0, aug.reshape(n, -1).max(axis=1) - s[np.arange(n), Y, H])
-    return float(lam * np.linalg.norm(W.reshape(N_BLOCKS, -1), axis=1).sum() + C / n * hinge.sum())
-
-
-def above_1pct(norms) -> int:
-    """Blocks whose norm is above 1% of the largest (0 when every block is zero): a count that tiny blocks
-    -- zero up to the solver's tolerance -- do not change."""
-    norms = np.asarray(norms, dtype=np.float64)
-    return int(np.sum(norms > 0.01 * norms.max())) if norms.size and norms.max() > 0 else 0
-
-
-def paper_rule_iteration(history, eps) -> int:
-    """The outer iteration at which the paper's rule (relative objective change <= eps) would have stopped."""
-    for t in range(1, len(history)):
-        prev, cur = history[t - 1]["objective"], history[t]["objective"]
-        if abs(cur - prev) / max(abs(prev), 1e-300) <= eps:
-            return t
-    return len(history) - 1
-
-
-def train_groupnorm(pair, method, n_train, seed, lam, C, eps, max_iter, gap_tol, cert_max_iter):
-    """Train (or read back from the on-disk memo) one group-norm model; returns w, norms and stats.
-
-    ``method``: ``"bundle"`` (certified, until a latent fixed point, at most ``cert_max_iter`` outer
-    iterations) or ``"subgradient"`` (the paper's update and stopping rule, at most ``max_iter``)."""
-    if method == "bundle":
-        max_iter = cert_max_iter
-    from lvmrepro.engine.lssvm import GroupNormLSSVM, block_norms
-    from lvmrepro.tasks.digits.model import groupnorm_blocks, groupnorm_digit_model
-    key = dict(pair=list(pair), method=method, n_train=n_train, seed=seed, lam=lam, C=C, eps=eps,
-               max_iter=max_iter, gap_tol=gap_tol)
-    from lvmrepro.experiments.cache import RunCache
-    cache = RunCache("groupnorm.digits", RUN_CODE)
-    stored = cache.load(key, "npz")
-    if stored is not None:
-        arrays, stats_ = stored
-        return {"w": arrays["w"], "norms": arrays["norms"], "stats": stats_}
-    X, Y, _, _, _ = pair_data(pair, n_train, 0, seed)
-    model = groupnorm_digit_model()
-    groups = groupnorm_blocks(model)
-    if method == "bundle":
-        learner = GroupNormLSSVM(model, groups, lam=lam, C=C, method="bundle", eps=CERTIFIED_EPS,
-                                 max_iter=max_iter, gap_tol=gap_tol)
-    else:
-        learner = GroupNormLSSVM(model, groups, lam=lam, C=C, method="subgradient", eps=eps, max_iter=max_iter,
-                                 gap_tol=gap_tol, **SUBGRADIENT_STEPS)
-    cpu0 = time.process_time()
-    res = learner.fit(X, Y, H0=np.full(len(Y), N_ANGLES // 2))
-    norms = block_norms(res.w, groups)
-    hist = [{**{k: h[k] for k in ("objective", "nonzero_blocks", "h_changes", "gap", "inner_iters")},
-             "above_1pct_of_max": above_1pct(h["block_norms"])} for h in res.history]
-    t_rule = paper_rule_iteration(res.history, eps)
-    stats_ = {"objective": res.objective, "iterations": res.n_iter, "converged": res.converged,
-              "fixed_point": res.info["fixed_point"], "gap": res.info["gap"], "lower_bound": res.info["lower_bound"],
-              "certified": res.info["certified"], "gap_tol": gap_tol, "runtime_s": res.runtime_s,
-              "cpu_s": time.process_time() - cpu0, "solve_gap": res.info["solve_gap"],
-              "last_h_changes": res.history[-1]["h_changes"], "zeroed_blocks": res.info.get("zeroed_blocks"),
-              "bundle_iterations": int(sum(h["inner_iters"] for h in res.history)),
-              "objective_direct": direct_objective(res.w, X.F, Y, res.H, lam, C), "n_train": len(Y),
-              "paper_rule_iteration": t_rule, "above_1pct_at_paper_rule": hist[t_rule]["above_1pct_of_max"],
-              "dual_block_norms": res.info["dual_block_norms"], "history": hist}
-    arrays, stats_ = cache.store(key, ({"w": res.w, "norms": norms}, stats_), "npz")
-    return {"w": arrays["w"], "norms": arrays["norms"], "stats": stats_}
-
-
-def _gn_task(args):
-    pair, method, n_train, seed, common = args
-    out = train_groupnorm(pair, method, n_train, seed, **common)
-    return {"pair": pair, "method": method, **out}
-
-
 def _prepare(ctx):
     from lvmrepro.tasks.digits.data import load_digit_pair
     names = list(dict.fromkeys(ctx.params["pairs"]))
@@ -188,10 +93,6 @@ def _common(p, **over):
     return {**{k: p[k] for k in _COMMON}, **over}
 
 
-def _name(pair) -> str:
-    return f"{pair[0]}-{pair[1]}"
-
-
 def _scales(extra_smoke=None, extra_default=None, extra_paper=None):
     return {"smoke": {"pairs": ["1-7"], "n_train": 200, "n_test": 300, **_COMMON, "max_iter": 5,
                       **(extra_smoke or {})},
@@ -199,13 +100,8 @@ def _scales(extra_smoke=None, extra_default=None, extra_paper=None):
             "paper": {"pairs": PAIRS, "n_train": None, "n_test": None, **_COMMON, **(extra_paper or {})}}
 
 
-def block_label(b):
-    y, h = divmod(int(b), N_ANGLES)
-    return y, float(np.linspace(-60, 60, N_ANGLES)[h])
-
-
 def _seed_artifact(seeds):
-    return {"subsample": {_name(p): s for p, s in seeds.items()}}
+    return {"subsample": {pair_name(p): s for p, s in seeds.items()}}
 
 
 @target("groupnorm.fig2", title="Group norm Fig. 2: L2 norm of each (label, angle) block, 4 digit pairs",
@@ -225,12 +121,12 @@ def fig2(ctx):
     tasks += [(pair, "subgradient", p["n_train"], seeds[pair], _common(p)) for pair in pairs]
     tasks += [(pair, "bundle", p["n_train"], seeds[pair], _common(p, lam=float(lam)))
               for pair in pairs for lam in dict.fromkeys(p["lam_sensitivity"]) if float(lam) != float(p["lam"])]
-    outs = ctx.map(_gn_task, tasks, desc="group-norm training")
+    outs = ctx.map(groupnorm_task, tasks, desc="group-norm training")
     rows, fits = [], []
     for o, task in zip(outs, tasks):
         lam = task[4]["lam"]
         main = lam == p["lam"]
-        name = _name(o["pair"])
+        name = pair_name(o["pair"])
         norms = np.asarray(o["norms"])
         st = o["stats"]
         dual = np.asarray(st["dual_block_norms"]) if st["dual_block_norms"] is not None else np.full(len(norms), np.nan)
@@ -330,69 +226,6 @@ def fig2_claims(cert: list[dict], sub: list[dict]) -> list[dict]:
     ]
 
 
-def uniform_angles(k_blocks: int) -> list[int]:
-    """Indices (into the 11 angles) of the ``m = k_blocks // 2`` angles kept per label by the uniform baseline.
-
-    Rule: split [-60, 60] degrees into ``m`` equal bins and take each bin's centre, snapped to the nearest
-    of the 11 angles (12-degree grid).  The set is symmetric about 0 degrees and contains 0 degrees whenever
-    ``m`` is odd (a symmetric set of even size cannot); e.g. m = 1: {0}, m = 2: {-24, 24}, m = 3:
-    {-36, 0, 36}.  Where snapping merges two centres (only m = 10), the symmetric choice is taken: every
-    angle except 0.
-    """
-    m = max(1, min(int(k_blocks) // 2, N_ANGLES))
-    centre = N_ANGLES // 2
-    width = (N_ANGLES - 1) / m   # bin width in grid steps
-    idx = sorted({int(centre + np.round(-(N_ANGLES - 1) / 2 + width * (j + 0.5))) for j in range(m)})
-    if len(idx) < m:   # snapping collided: all angles but the centre (m = 10), or all of them
-        idx = [i for i in range(N_ANGLES) if i != centre] if m == N_ANGLES - 1 else list(range(N_ANGLES))[:m]
-    return idx
-
-
-def start_angle(angles: list[int]) -> int:
-    """The kept angle nearest 0 degrees (index 5); ties (symmetric pairs) go to the positive angle."""
-    return min(angles, key=lambda i: (abs(i - N_ANGLES // 2), -i))
-
-
-def _uniform_task(args):
-    from lvmrepro.engine.lssvm import CCCP
-    from lvmrepro.tasks.digits.model import spl_digit_model
-    pair, k, n_train, n_test, seed, C, eps = args
-    X, Y, Xt, Yt, _ = pair_data(pair, n_train, n_test, seed)
-    angles = uniform_angles(k)
-    model = spl_digit_model(angles_kept=angles)
-    H0 = np.full(len(Y), start_angle(angles))
-    res = CCCP(model, C, eps=eps).fit(X, Y, H0=H0)
-    pred, _ = model.predict(res.w, Xt)
-    return {"pair": _name(pair), "k": k, "angles": angles, "start_angle": start_angle(angles),
-            "correct": np.asarray(pred) == np.asarray(Yt), "runtime_s": res.runtime_s,
-            "iterations": res.n_iter, "converged": res.converged}
-
-
-def top_blocks(norms, k: int) -> np.ndarray:
-    """Boolean (22,) mask of the ``min(k, non-zero)`` largest non-zero blocks (ties: lower block first).
-    Zero blocks are never kept: a zero block has nothing to select (the paper reports its approach only up
-    to its number of non-zero blocks)."""
-    norms = np.asarray(norms)
-    order = [b for b in np.argsort(-norms, kind="stable") if norms[b] > 0][:k]
-    keep = np.zeros(len(norms), bool)
-    keep[order] = True
-    return keep
-
-
-def sparse_model(norms, k: int):
-    """The group-norm model restricted to the states of :func:`top_blocks` (same ``w`` layout)."""
-    from lvmrepro.tasks.digits.model import groupnorm_digit_model
-    keep = top_blocks(norms, k)
-    if not keep.any():
-        raise ValueError("the group-norm model has no non-zero block: nothing to predict with")
-    return groupnorm_digit_model().restrict(keep.reshape(2, N_ANGLES))
-
-
-def _topk_correct(w, norms, k, Xt, Yt) -> np.ndarray:
-    pred, _ = sparse_model(norms, k).predict(w, Xt)
-    return np.asarray(pred) == np.asarray(Yt)
-
-
 def _check_table1(p):
     bad = [k for k in p["ks"] if k % 2]
     if bad:
@@ -415,18 +248,18 @@ def table1(ctx):
                  for pair in pairs for k in p["ks"]]
     results = ctx.map(_table1_task, [("gn", t) for t in gn_tasks] + [("uniform", t) for t in uni_tasks],
                       desc="table 1 runs")
-    gn = {_name(r["pair"]): r for r in results if "norms" in r}
+    gn = {pair_name(r["pair"]): r for r in results if "norms" in r}
     uni = {(r["pair"], r["k"]): r for r in results if "angles" in r}
     rows, correct = [], {}
     for pair in pairs:
-        name = _name(pair)
+        name = pair_name(pair)
         _, _, Xt, Yt, _ = pair_data(pair, p["n_train"], p["n_test"], seeds[pair])
         norms = np.asarray(gn[name]["norms"])
         nnz = int(np.sum(norms > 0))
         st = gn[name]["stats"]
         for k in p["ks"]:
             u = uni[(name, k)]
-            c_gn = _topk_correct(gn[name]["w"], norms, k, Xt, Yt)
+            c_gn = topk_correct(gn[name]["w"], norms, k, Xt, Yt)
             correct[(name, k)] = (c_gn, u["correct"])
             rows.append({"pair": name, "k": k, "blocks_used": min(k, nnz), "nonzero_blocks": nnz,
                          "groupnorm_accuracy": float(c_gn.mean()), "uniform_accuracy": float(u["correct"].mean()),
@@ -498,7 +331,7 @@ def eight_blocks_claim(rows: list[dict], correct: dict, k: int = 8) -> dict:
 
 def _table1_task(item):
     kind, args = item
-    return _gn_task(args) if kind == "gn" else _uniform_task(args)
+    return groupnorm_task(args) if kind == "gn" else uniform_task(args)
 
 
 @target("groupnorm.table2", title="Group norm Table 2: test-time cost with the top-8 blocks vs all 22",
@@ -515,14 +348,14 @@ def table2(ctx):
     from lvmrepro.tasks.digits.model import groupnorm_digit_model
     p = ctx.params
     pairs, seeds = _prepare(ctx)
-    outs = ctx.map(_gn_task, [(pair, "bundle", p["n_train"], seeds[pair], _common(p)) for pair in pairs],
+    outs = ctx.map(groupnorm_task, [(pair, "bundle", p["n_train"], seeds[pair], _common(p)) for pair in pairs],
                    desc="group-norm training")
     te_img, _ = load_mnist("test")
     angles = np.linspace(-60, 60, N_ANGLES)
     full_model = groupnorm_digit_model()
     rows, cells, mismatch = [], {}, []
     for pair, o in zip(pairs, outs):
-        name = _name(pair)
+        name = pair_name(pair)
         d = load_digit_pair(*pair)
         rng = np.random.default_rng(seeds[pair])
         n_time = len(d.idx_test) if p["n_time"] is None else min(p["n_time"], len(d.idx_test))
