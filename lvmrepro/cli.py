@@ -14,9 +14,19 @@ from pathlib import Path
 
 
 def cmd_list(args) -> int:
+    """Every target: its title; the function that computes it (module:function) and the notebook that shows it;
+    with ``--artifacts``, the artifacts it declares."""
     from lvmrepro.experiments import targets
     for name, tgt in targets().items():
+        notebook = f"{tgt.notebook}.md" if tgt.notebook else "no notebook"
         print(f"{name:28s} {tgt.title}")
+        print(f"{'':28s}   {tgt.func.__module__}:{tgt.func.__name__} -> {notebook}")
+        if getattr(args, "artifacts", False):
+            declared = tgt.artifacts
+            if declared is None:
+                print(f"{'':28s}   artifacts: not declared")
+            for key, meaning in (declared or {}).items():
+                print(f"{'':28s}   artifacts[{key!r}]: {meaning}")
     return 0
 
 
@@ -96,7 +106,10 @@ def cmd_store(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lvmrepro", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list the tables and figures that can be run").set_defaults(func=cmd_list)
+    ls = sub.add_parser("list", help="list the tables and figures that can be run: each target's title, the "
+                                     "module:function that computes it and the notebook that shows it")
+    ls.add_argument("--artifacts", action="store_true", help="also the artifacts each target declares")
+    ls.set_defaults(func=cmd_list)
 
     r = sub.add_parser("run", help="run a table or figure (or 'all') and write DIR/TARGET.json")
     r.add_argument("target")

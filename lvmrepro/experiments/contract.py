@@ -2,7 +2,7 @@
 or served, and the constructor of decided claims that are not paired comparisons (:func:`claim`)."""
 from __future__ import annotations
 
-from lvmrepro.experiments.registry import check_scale
+from lvmrepro.experiments.registry import _TARGETS, check_scale
 
 SCHEMA_VERSION = 3   # 3: every claim states its verdict word (lvmrepro.stats.VERDICTS)
 # Claims written before the verdict helper (id, statement, holds, evidence only, no decision rule).  Every
@@ -117,3 +117,22 @@ def validate_result(result: dict) -> None:
     for c in result.get("checks", []):
         if not isinstance(c, dict) or not CHECK_KEYS <= set(c) or not isinstance(c["passed"], bool):
             raise ValueError(f"check {c!r} must have id, statement, passed (true/false), evidence")
+    check_artifacts(result)
+
+
+def check_artifacts(result: dict) -> None:
+    """The result's ``artifacts`` keys are exactly those its target declares (``target(..., artifacts=...)``);
+    a target registered in this process without a declaration is not checked (ValueError naming the keys)."""
+    artifacts = result.get("artifacts", {})
+    if not isinstance(artifacts, dict):
+        raise ValueError(f"result field 'artifacts' should be dict, got {type(artifacts).__name__}")
+    tgt = _TARGETS.get(result.get("target"))
+    if tgt is None or tgt.artifacts is None:
+        return
+    undeclared = sorted(set(artifacts) - set(tgt.artifacts))
+    missing = sorted(set(tgt.artifacts) - set(artifacts))
+    if undeclared:
+        raise ValueError(f"{tgt.name} writes artifacts {undeclared} that its target does not declare "
+                         f"(declared: {sorted(tgt.artifacts) or 'none'})")
+    if missing:
+        raise ValueError(f"{tgt.name} does not write the declared artifacts {missing}")

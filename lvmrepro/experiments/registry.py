@@ -29,6 +29,8 @@ class Target:
     params: dict = field(default_factory=dict)
     check_params: Callable | None = None
     book: dict = field(default_factory=dict)
+    #: the ``artifacts`` keys the target writes, each with what it holds (None: not declared yet)
+    artifacts: dict | None = None
 
     @property
     def paper_id(self) -> str:
@@ -40,7 +42,7 @@ class Target:
 
 def target(name: str, *, title: str, scales: dict[str, dict], paper: Any = None, notebook: str | None = None,
            description: str = "", item: str | None = None, requires=(), params: dict | None = None,
-           check_params: Callable | None = None, book: dict | None = None):
+           check_params: Callable | None = None, book: dict | None = None, artifacts: dict | None = None):
     """Register ``func(ctx)`` as the experiment behind table/figure ``name``.
 
     ``item``: the paper item it reproduces (``"Table 1"``; see :mod:`lvmrepro.book.papers`; None for targets
@@ -49,7 +51,11 @@ def target(name: str, *, title: str, scales: dict[str, dict], paper: Any = None,
     ``check_params(params)``: raises ValueError for combinations no single type can forbid;
     ``book``: per scale, the parameters the *book build* overrides (``{"paper": {"n_parts": 25}}``) where the
     full protocol does not fit the book's time budget -- applied by ``run(..., book=True)`` and
-    ``lvmrepro run --book`` (what ``make book`` runs), never by a plain run; the notebook says so.
+    ``lvmrepro run --book`` (what ``make book`` runs), never by a plain run; the notebook says so;
+    ``artifacts``: every key of the result's ``artifacts`` the target writes, with a line saying what it holds
+    (``{"trials": "every trial's objectives and iterations"}``; ``{}``: none) -- the result contract
+    (:func:`lvmrepro.experiments.contract.validate_result`) refuses a result that writes a key not declared here
+    or misses one declared (a key written only sometimes is written as null otherwise).
     """
     missing = [s for s in SCALES if s not in scales]
     if missing:
@@ -74,11 +80,17 @@ def target(name: str, *, title: str, scales: dict[str, dict], paper: Any = None,
                 raise ValueError(f"target {name!r}: book parameter {k!r} is not a parameter of the target")
             specs[k].check(k, v)
 
+    if artifacts is not None:
+        if not isinstance(artifacts, dict) or not all(isinstance(k, str) and k and isinstance(v, str) and v.strip()
+                                                      for k, v in artifacts.items()):
+            raise ValueError(f"target {name!r}: artifacts must map each key it writes to a line saying what it holds")
+        artifacts = dict(artifacts)
+
     def deco(func):
         if name in _TARGETS and _TARGETS[name].func.__module__ != func.__module__:
             raise ValueError(f"target {name!r} registered twice")
         _TARGETS[name] = Target(name, func, title, scales, paper, notebook, description or (func.__doc__ or "").strip(),
-                                item, tuple(requires), specs, check_params, book)
+                                item, tuple(requires), specs, check_params, book, artifacts)
         return func
     return deco
 

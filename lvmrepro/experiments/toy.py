@@ -33,7 +33,7 @@ def _check_sizes(p):
         scales={"smoke": {"trials": 3, "n": 200, "k": 5, "d": 3},
                 "default": {"trials": 10, "n": 2000, "k": 20, "d": 5},
                 "paper": {"trials": 50, "n": 10000, "k": 50, "d": 10}},
-        book={"smoke": {"trials": 2}})   # exercises the book build's parameters (tests/test_contract.py)
+        book={"smoke": {"trials": 2}}, artifacts={})   # exercises the book build's parameters (tests/test_contract.py)
 def assign_check(ctx):
     p = ctx.params
     seeds = ctx.seeds(p["trials"])
@@ -51,7 +51,7 @@ def assign_check(ctx):
 
 
 @target("toy.assign_summary", requires=("toy.assign",), title="Summary of toy.assign (contract self-test of ctx.require)",
-        scales={"smoke": {}, "default": {}, "paper": {}})
+        scales={"smoke": {}, "default": {}, "paper": {}}, artifacts={})
 def assign_summary(ctx):
     upstream = ctx.require("toy.assign")
     return {"rows": [{"problems": len(upstream["rows"]),
