@@ -32,7 +32,8 @@ def _check_params(p):
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31"], "etas": [0.05, 0.5, 1.0]},
                 "default": {**COMMON, "trials": 3, "datasets": ["D31", "GMM-200"], "etas": [0.02, 0.1, 0.3, 1.0]},
                 "paper": {**COMMON, "trials": 50, "datasets": ["D31", "GMM-200"],
-                          "etas": [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0]}})
+                          "etas": [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0]}},
+        artifacts={})
 def fig2(ctx):
     """G-MM objective (mean, std, best over trials) vs eta, per initialisation; eta = 1 is k-means.  In each
     trial every eta starts from the same initial centres (and k-means too), so comparisons between etas are

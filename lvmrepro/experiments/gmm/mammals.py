@@ -77,7 +77,12 @@ def _pairs(runs, method, key, inits=None):
 
 @target("gmm.table2", title="LS-SVM on mammals: CCP vs G-MM random vs G-MM biased (3 initialisations)",
         scales=GMM_SCALES, paper=PAPER_GMM_TABLE2, notebook="notebooks/gmm/05_mammals", item="Table 2",
-        params=GMM_PARAMS, check_params=check_params)
+        params=GMM_PARAMS, check_params=check_params,
+        artifacts={"runs": "every training run (split, initialisation, method, study) with its traces and positions",
+                   "eta_sensitivity": "rows of the eta study (top-left)", "objective_scale": "rows of the "
+                   "objective-scale study (lambda')", "runtime_per_fold": "training seconds per split and method",
+                   "paper_readings": "readings of objective (8) and the paper's values in units of F(0)",
+                   "validity_check": "bounds checked, runs and the smallest validity slack"})
 def gmm_table2(ctx):
     """Objective (8) and test error, mean +- std over the splits, 3 methods x 3 initialisations; the same
     runs continued to a certified tolerance; the eta and objective-scale studies."""
@@ -281,7 +286,9 @@ def _gmm_runs(ctx):
 
 @target("gmm.fig3", requires=("gmm.table2",), title="Latent location changes after learning, top-left initialisation",
         scales={"smoke": {}, "default": {}, "paper": {}}, paper=PAPER_GMM_FIG3, notebook="notebooks/gmm/05_mammals",
-        item="Figure 3")
+        item="Figure 3",
+        artifacts={"points": "per method and split, every image's change of relative position",
+                   "source_runtime_s": "the runtime of the gmm.table2 result read"})
 def gmm_fig3(ctx):
     """Change of every training image's latent position (relative coordinates), per method and split."""
     from lvmrepro.experiments.gmm.verdicts import band_claim
@@ -317,7 +324,8 @@ def gmm_fig3(ctx):
 @target("gmm.fig6", requires=("gmm.table2",), title="Final latent boxes of CCP, G-MM random, G-MM biased on example training images",
         scales={"smoke": {"n_images": 3}, "default": {"n_images": 6}, "paper": {"n_images": 12}},
         paper=PAPER_GMM_FIG6, notebook="notebooks/gmm/05_mammals", item="Figure 6",
-        params={"n_images": Int(1, help="example images shown")})
+        params={"n_images": Int(1, help="example images shown")},
+        artifacts={})
 def gmm_fig6(ctx):
     """Example training images (top-left init, first split) with each method's final box.  The claims of
     supplement C are decided on the training images of every split (top-left), one share per split."""

@@ -27,7 +27,11 @@ FIG1_X = [-6.0, -5.0, -4.0, -3.0, -2.2, -1.0, 0.3, 0.9, 1.6, 5.2, 5.7, 6.3, 6.9,
                 "trials": Int(1, help="repeated G-MM runs")},
         scales={"smoke": {"eta": 0.1, "w0": 0.5, "trials": 20},
                 "default": {"eta": 0.1, "w0": 0.5, "trials": 50},
-                "paper": {"eta": 0.1, "w0": 0.5, "trials": 1000}})
+                "paper": {"eta": 0.1, "w0": 0.5, "trials": 1000}},
+        artifacts={"grid": "the w grid the curves are drawn on", "F": "F(w) on the grid", "x": "the 15 data points",
+                   "eta": "the progress coefficient of the drawn G-MM run",
+                   "mm": "MM's iterates w and its bounds on the grid", "gmm": "G-MM's iterates w, bound values v, bounds "
+                   "on the grid, the valid set B_2 at w_1 on the grid and its size"})
 def fig1(ctx):
     """Real bounds of F(w) = sum_i min((x_i - w)^2, x_i^2): MM's touching bounds and G-MM's valid set
     B_2 (enumerated exactly: 2^15 bounds), plus where repeated G-MM runs end."""
@@ -100,7 +104,8 @@ def _fig1_run(args) -> float:
         params={**COMMON_PARAMS, "etas": List("float", lo=0, hi=1, help="progress coefficients (0, 1]")},
         scales={"smoke": {**COMMON, "trials": 1, "datasets": ["D31"], "etas": [0.02, 0.3]},
                 "default": {**COMMON, "trials": 2, "datasets": ["D31", "Cloud"], "etas": [0.02, 0.1, 0.5]},
-                "paper": {**COMMON, "trials": 10, "datasets": ["D31", "Cloud", "GMM-200"], "etas": [0.02, 0.1, 0.5]}})
+                "paper": {**COMMON, "trials": 10, "datasets": ["D31", "Cloud", "GMM-200"], "etas": [0.02, 0.1, 0.5]}},
+        artifacts={})
 def theorem1(ctx):
     """On every run: eta * sum d_t <= v_0 - v_T <= F(w_0) - F_* (F_* = 0), d_T < eps, and the
     exact strong-convexity identity b_t(w_{t-1}) - b_t(w_t) = sum_j n_j |mu_j^{t-1} - mu_j^t|^2."""
@@ -181,7 +186,9 @@ def _theorem_trial(args):
                 "w0_range": Float(0, lo_open=True, help="starting points drawn from [-w0_range, w0_range]")},
         scales={"smoke": {"trials": 4, "etas": [0.05, 1.0], "eps": [1e-4, 1e-10], "w0_range": 3.0},
                 "default": {"trials": 20, "etas": [0.02, 0.1, 0.5, 1.0], "eps": [1e-4, 1e-7, 1e-10, 1e-13], "w0_range": 3.0},
-                "paper": {"trials": 100, "etas": [0.02, 0.1, 0.5, 1.0], "eps": [1e-4, 1e-7, 1e-10, 1e-13], "w0_range": 3.0}})
+                "paper": {"trials": 100, "etas": [0.02, 0.1, 0.5, 1.0], "eps": [1e-4, 1e-7, 1e-10, 1e-13], "w0_range": 3.0}},
+        artifacts={"a": "the amplitude a of g(w) = a log cosh(s w)", "s": "the slope s of g",
+                   "L": "the smoothness a s^2 of g", "radius": "the minimisers' distance from 0"})
 def theorem2(ctx):
     """G-MM with random valid bounds on F(w) = w^2/2 - a log cosh(s w) (smooth; every bound 1-strongly
     convex and 1-smooth): at every iteration |F'(w_t)| <= sqrt(2 L d_t), and |F'(w_T)| -> 0 as eps -> 0."""

@@ -26,7 +26,10 @@ from lvmrepro.engine.gmm.kmeans import KMeansFamily, gmm_kmeans
                             "mix_datasets": ["D31", "Cloud", "GMM-200"],
                             "mix_sweeps": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]},
                 "paper": {**COMMON, "trials": 20, "datasets": ["D31", "Cloud", "GMM-200"], "sweeps": [1, 5, 20, 100, 300],
-                          "mix_datasets": ["D31", "Cloud", "GMM-200"], "mix_sweeps": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]}})
+                          "mix_datasets": ["D31", "Cloud", "GMM-200"], "mix_sweeps": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]}},
+        artifacts={"mixing": "per data set: three walks' changed fraction against length, the slack, the plateau "
+                   "length and the largest share of the slack used", "tables_walk_mixed": "per data set: sweeps "
+                   "needed to reach the plateau, the tables' length, and whether it reaches it"})
 def walk(ctx):
     """(a) fraction of labels changed vs walk length at a recorded G-MM state; (b) G-MM objective vs walk length."""
     p = ctx.params

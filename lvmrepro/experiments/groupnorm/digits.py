@@ -109,7 +109,9 @@ def _seed_artifact(seeds):
         scales=_scales({"lam_sensitivity": [1.0]}, {"lam_sensitivity": LAM_SENSITIVITY},
                        {"lam_sensitivity": LAM_SENSITIVITY}),
         params={**_PARAMS, "lam_sensitivity": Param("list", item="float", lo=0.0, lo_open=True, min_len=0,
-                                                     help="further lambda values fitted (certified) for the sensitivity table")})
+                                                     help="further lambda values fitted (certified) for the sensitivity table")},
+        artifacts={"summary": "per pair and fit at the headline lambda: block counts, objective, certificate, "
+                   "iterations and traces", "lam_sensitivity": "the same for the certified fits at the other lambdas"})
 def fig2(ctx):
     """Rows: one per (pair, fit, lam, block) with the block's norm and its fit's iterations / certificate.
 
@@ -239,7 +241,8 @@ def _check_table1(p):
                        {"ks": list(range(2, 23, 2)), "C_uniform": 100.0}),
         params={**_PARAMS, "ks": List("int", lo=2, hi=N_BLOCKS, help="numbers of blocks kept (even)"),
                 "C_uniform": Float(0, lo_open=True, help="C of the uniform baseline (CCCP)")},
-        check_params=_check_table1)
+        check_params=_check_table1,
+        artifacts={"uniform_runtime_s": "seconds of the uniform baseline's fits"})
 def table1(ctx):
     p = ctx.params
     pairs, seeds = _prepare(ctx)
@@ -340,7 +343,8 @@ def _table1_task(item):
                        {"n_time": None, "k": 8, "repeats": 7}),
         params={**_PARAMS, "n_time": Int(1, optional=True, help="test images timed per pair; none = all"),
                 "k": Int(1, N_BLOCKS, help="blocks kept by the sparse model"),
-                "repeats": Int(1, help="interleaved timing repeats (the paired unit of the speed-up claim)")})
+                "repeats": Int(1, help="interleaved timing repeats (the paired unit of the speed-up claim)")},
+        artifacts={})
 def table2(ctx):
     from lvmrepro.tasks.digits.data import load_digit_pair, rotated_pca_slow
     from lvmrepro.datasets.loaders import load_mnist
