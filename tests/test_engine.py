@@ -267,3 +267,17 @@ def test_group_norm_trains_the_chain_with_two_groups_of_different_sizes():
     # with a large lambda a whole block is set exactly to zero
     big = GroupNormLSSVM(m, [emission, transition], lam=[0.0, 1e3], C=C, reg="elastic", max_iter=3).fit(X, Y, H0=H0)
     assert np.all(big.w[transition] == 0.0) and np.linalg.norm(big.w[emission]) > 0
+
+
+def test_the_readme_layout_names_every_package():
+    """The README's Layout table names every package of lvmrepro (and every task domain)."""
+    root = Path(__file__).resolve().parent.parent
+    readme = (root / "README.md").read_text()
+    layout = readme[readme.index("## Layout"):readme.index("## Using the package")]
+    pkg = root / "lvmrepro"
+    for init in sorted(pkg.rglob("__init__.py")):
+        rel = init.parent.relative_to(pkg)
+        if not rel.parts or rel.parts[0] == "experiments" and len(rel.parts) > 1 or "book" in rel.parts[:1] and len(rel.parts) > 1:
+            continue   # the root; one package per paper (experiments/<paper>/, book/<paper>/) is named by the pattern
+        name = rel.parts[-1]
+        assert f"`{name}/`" in layout or f"`lvmrepro/{rel.as_posix()}/`" in layout, f"README Layout does not name {rel}"
