@@ -33,3 +33,24 @@ def smoke_book():
     import smoke_book as book
 
     return book.prebuilt() or book.build()
+
+
+@pytest.fixture(scope="session")
+def smoke_result(tmp_path_factory):
+    """``smoke_result(target)``: the target's result at smoke scale, computed once per session (in a session
+    folder with its own cache), for the tests of the presentation modules (``lvmrepro.book.<paper>.<topic>``)."""
+    root = tmp_path_factory.mktemp("smoke-results")
+    done = {}
+
+    def get(name: str) -> dict:
+        if name not in done:
+            from lvmrepro.experiments import run
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setenv("LVMREPRO_CACHE", str(root / "cache"))
+                mp.setenv("LVMREPRO_RESULTS", str(root / "results"))
+                mp.setenv("LVMREPRO_OFFLINE", "1")
+                if not os.environ.get("LVMREPRO_DATA") and SHARED.is_dir():
+                    mp.setenv("LVMREPRO_DATA", str(SHARED))
+                done[name] = run(name, "smoke", out=root / "smoke", progress=False)
+        return done[name]
+    return get

@@ -1,0 +1,1 @@
+"""The group-norm chapter's presentation modules, one per notebook of ``notebooks/groupnorm/``."""
