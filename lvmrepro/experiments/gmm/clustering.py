@@ -24,6 +24,7 @@ NB = "notebooks/gmm/02_clustering"
 # Table 1 of the paper (p. 6), typed in: (mean, std, best) per dataset / init / method.
 PAPER_TABLE1 = {
     "source": "Naderi et al. 2019, Table 1 (50 trials, eta = 0.02 per Table 4's caption)",
+    "trials": 50,
     "values": {
         "Norm-25": {"k-means": {"forgy": (1.9e5, 2e5, 7.0e4), "random_partition": (5.8e5, 3e5, 2.2e5), "kmeans++": (5.3e3, 9e3, 1.5)},
                     "G-MM": {"forgy": (9.7e3, 1e4, 1.5), "random_partition": (2.0e4, 0.0, 2.0e4), "kmeans++": (4.5e3, 8e3, 1.5)}},
@@ -39,6 +40,7 @@ PAPER_TABLE1 = {
 # Table 4 of the paper (p. 8), clustering rows: iterations to converge, mean and std over 50 trials.
 PAPER_TABLE4 = {
     "source": "Naderi et al. 2019, Table 4 (clustering rows; eta = 0.02)",
+    "trials": 50,
     "values": {
         "GMM-200": {"forgy": ((35.76, 7.8), (91.52, 4.4)), "random_partition": ((114.98, 12.9), (241.89, 2.1)),
                     "kmeans++": ((32.92, 5.8), (80.78, 2.9))},
