@@ -54,12 +54,12 @@ REL_THRESHOLD = 0.01
 CHANGED_THRESHOLD = 10.0
 
 
-def _paper_mean(method, what):
+def paper_mean(method, what):
     rows = [r for r in PAPER_GMM_TABLE2["rows"] if r["method"] == method]
     return float(np.mean([r[what][0] for r in rows]))
 
 
-def _paper_rel_reduction(method):
+def paper_rel_reduction(method):
     by = {(r["method"], r["init"]): r["objective"][0] for r in PAPER_GMM_TABLE2["rows"]}
     return float(np.mean([1 - by[(method, i)] / by[("CCP", i)] for i in INITS]))
 
@@ -232,14 +232,14 @@ def table2_claims(main, p) -> list:
         # those readings is right; it still depends on the effective lambda' (see the objective-scale study)
         claims.append(paired_claim(
             f"{tag}-objective-effect-as-paper", f"{g} lowers CCP's training objective by the paper's margin (relative "
-            f"reduction 1 - F_G-MM / F_CCP; paper: {_paper_rel_reduction(g):.2f} on average).", a / b, np.ones_like(a),
-            better="lower", unit=unit, threshold=REL_THRESHOLD, paper_effect=_paper_rel_reduction(g),
+            f"reduction 1 - F_G-MM / F_CCP; paper: {paper_rel_reduction(g):.2f} on average).", a / b, np.ones_like(a),
+            better="lower", unit=unit, threshold=REL_THRESHOLD, paper_effect=paper_rel_reduction(g),
             names=(g, "CCP"), what="relative objective reduction"))
         ta, tb, _ = _pairs(main, g, "test_error")
         claims.append(paired_claim(
             f"{tag}-beats-ccp-test-error", f"{g} has a lower test error than CCP, by a margin not clearly below the "
             "paper's (pooled over the splits and the three initialisations).", ta, tb, better="lower", unit=unit, threshold=100.0 / n_test,
-            paper_effect=_paper_mean("CCP", "test_error") - _paper_mean(g, "test_error"), names=(g, "CCP"),
+            paper_effect=paper_mean("CCP", "test_error") - paper_mean(g, "test_error"), names=(g, "CCP"),
             what="test error (points)", note=f"threshold: one test image of {n_test}"))
     # "We observed that CCP rarely updates the latent locations, under all initializations. On the other hand,
     # both variants of G-MM significantly alter the latent locations."
