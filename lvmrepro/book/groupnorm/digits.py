@@ -27,7 +27,7 @@ def scale_note(fig2: dict) -> str:
     return (f"This page shows the `{fig2['scale']}` scale: pairs {pairs}; training on {train}, testing on {test}. "
             + ("This is the paper's protocol." if p["n_train"] is None and p["n_test"] is None and len(p["pairs"]) == 4
                else "The paper uses every image of the four pairs (`LVMREPRO_SCALE=paper`); verdicts at this "
-                    "scale may be inconclusive where the paper's sample would decide them."))
+                    f"scale may be {stats.INCONCLUSIVE} where the paper's sample would decide them."))
 
 
 def fig2_reading(fig2: dict) -> str:
