@@ -205,7 +205,7 @@ def test_shared_first_step_is_checked():
         SceneBounds(model, X, Y, 1.0, H0, first={"w": first["w"]})
     with pytest.raises(ValueError, match="finite"):
         SceneBounds(model, X, Y, 1.0, H0, first={**first, "w": np.full(model.size_w, np.nan)})
-    with pytest.raises(ValueError, match="solved by cutting_plane"):
+    with pytest.raises(ValueError, match="state is of the solver .cutting_plane."):
         SceneBounds(model, X, Y, 1.0, H0, first=first, inner=BlockFrankWolfe())
     bfirst = first_step(model, X, Y, 1.0, H0, solver_tol=1e-4, inner=BlockFrankWolfe(max_passes=50))
     bad = {**bfirst["state"], "U": bfirst["state"]["U"][:2]}

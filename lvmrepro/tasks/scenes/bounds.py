@@ -23,7 +23,7 @@
 * **a shared first step** (``first=``): every learner's first bound is the initial map itself, minimised
   from ``w_0 = 0``, so all runs from one initialisation share that solve; :func:`first_step` computes it
   once (with its own iteration budget) and each run starts from its result and the inner solver's
-  warm-start state (:func:`solver_state`: the cutting plane's planes and dual values, or block-coordinate
+  warm-start state (the session's ``state()``: the cutting plane's planes and dual values, or block-coordinate
   Frank-Wolfe's per-block dual state and block-order generator) -- the same numbers a run computing it
   itself would get, and its seconds are charged to every run's ``minimize_s``.
 * **the zero certificate** (``zero_certificate=True``): before the first convex step from ``w_0 = 0``, a
@@ -117,7 +117,7 @@ class SceneBounds(LSSVMBounds):
             w1 = np.asarray(first["w"], dtype=np.float64)
             if w1.shape != (model.size_w,) or not np.all(np.isfinite(w1)):
                 raise ValueError(f"first['w'] must be {model.size_w} finite numbers")
-            set_solver_state(self.session, first["state"])
+            self.session.restore(first["state"])
         self._first = first
         self.zero_certificate, self.certificate_iterations = bool(zero_certificate), int(certificate_iterations)
         grid = tuple(float(m) for m in move_grid)
@@ -154,14 +154,14 @@ class SceneBounds(LSSVMBounds):
             cert = zero_certificate(self.H_init, self.Y, self.model.n_classes, self.model.n_parts, self.lam,
                                     iterations=self.certificate_iterations, target_gap=self.solver_tol / self.C)
             if cert["gap_bound"] <= self.solver_tol / self.C:
-                self.solves.append({"solver": solver_name(self.session), "passes": 0, "gap": cert["gap_bound"],
+                self.solves.append({"solver": self.session.solver_name, "passes": 0, "gap": cert["gap_bound"],
                                     "converged": True,
                                     "seconds": time.perf_counter() - t0, "certificate": "w = 0 (subgradient)"})
                 self.timing["minimize_s"] += time.perf_counter() - t0
                 return np.zeros(self.model.size_w)
         b_prev = None if w_prev is None else self.evaluate(bound, w_prev)   # memoised terms at w_prev
         r = self.session.solve(bound, w0=w_prev, tol=self.solver_tol)
-        self.solves.append({"solver": solver_name(self.session), "passes": r.passes, "gap": r.gap / self.C,
+        self.solves.append({"solver": self.session.solver_name, "passes": r.passes, "gap": r.gap / self.C,
                             "converged": r.converged,
                             "seconds": r.runtime_s, **{k: v for k, v in r.info.items() if k in ("sweeps",)}})
         w = r.w
@@ -213,70 +213,12 @@ def first_step(model, X, Y, lam, H_init, *, solver_tol: float, inner) -> dict:
 
     Returns ``{"w", "record", "state"}`` for :class:`SceneBounds` (``first=``): the minimiser, the solve's
     record (solver, passes, certified gap, seconds) and the session's warm-start state after the solve
-    (:func:`solver_state`).
+    (``session.state()``, plain arrays: see :mod:`lvmrepro.engine.lssvm.inner.base`).
     """
     fam = SceneBounds(model, X, Y, lam, H_init, kind="ccp", solver_tol=solver_tol, inner=inner)
     fam.t = 1
     w = fam.minimize(fam.H_init, np.zeros(model.size_w))
-    return {"w": w, "record": dict(fam.solves[-1]), "state": solver_state(fam.session)}
-
-
-#: the inner solvers a scene run can use, by the name its records and the target's ``inner_solver`` give
-SOLVER_NAMES = ("cutting_plane", "bcfw")
-
-
-def solver_name(session) -> str:
-    """``"cutting_plane"`` or ``"bcfw"``: which inner solver a bound session runs."""
-    from lvmrepro.engine.lssvm.inner.bcfw import BlockFrankWolfeSession
-    from lvmrepro.engine.lssvm.inner.cutting_plane import CuttingPlane
-    if isinstance(session, BlockFrankWolfeSession):
-        return "bcfw"
-    if isinstance(session.solver, CuttingPlane):
-        return "cutting_plane"
-    raise ValueError(f"scene runs use the cutting plane or block-coordinate Frank-Wolfe; got {type(session.solver).__name__}")
-
-
-def solver_state(session) -> dict:
-    """Everything a session re-uses in its next solve, as plain arrays (a copy: later solves do not change it).
-
-    Cutting plane: ``{"solver": "cutting_plane", "caches"}`` -- its plane caches (planes, offsets, Gram matrix,
-    dual values) per sample-weight vector.  Block-coordinate Frank-Wolfe: ``{"solver": "bcfw", "U", "l", "c",
-    "steps_total", "rng"}`` -- the blocks' corner-feature mixtures, their losses and block weights (None
-    before any solve, e.g. after a zero certificate), the step count and the block-order generator's state.
-    """
-    import copy
-    name = solver_name(session)
-    if name == "cutting_plane":
-        return {"solver": name, "caches": copy.deepcopy(session.caches)}
-    return {"solver": name, **{k: None if getattr(session, k) is None else np.array(getattr(session, k))
-                               for k in ("U", "l", "c")},
-            "steps_total": int(session.steps_total), "rng": copy.deepcopy(session.rng.bit_generator.state)}
-
-
-def set_solver_state(session, state: dict) -> None:
-    """Put :func:`solver_state`'s ``state`` into a fresh session of the same solver (copied, so one state can
-    start several runs)."""
-    import copy
-    if not isinstance(state, dict) or state.get("solver") not in SOLVER_NAMES:
-        raise ValueError(f"a solver state must be a dict with solver in {SOLVER_NAMES}")
-    name = solver_name(session)
-    if state["solver"] != name:
-        raise ValueError(f"the shared first step was solved by {state['solver']}, this run uses {name}")
-    if name == "cutting_plane":
-        session.caches = copy.deepcopy(state["caches"])
-        return
-    n, d = session.n, session.model.size_w
-    U, l, c = (state.get(k) for k in ("U", "l", "c"))
-    if (U is None) != (l is None) or (U is None) != (c is None):
-        raise ValueError("a BCFW state has all of U, l, c or none of them")
-    if U is not None:
-        U, l, c = (np.array(a, dtype=np.float64) for a in (U, l, c))
-        if U.shape != (n, d) or l.shape != (n,) or c.shape != (n,):
-            raise ValueError(f"a BCFW state for {n} examples and {d} weights needs U ({n}, {d}), l and c ({n},); "
-                             f"got {U.shape}, {l.shape}, {c.shape}")
-    session.U, session.l, session.c = U, l, c
-    session.steps_total = int(state["steps_total"])
-    session.rng.bit_generator.state = copy.deepcopy(state["rng"])
+    return {"w": w, "record": dict(fam.solves[-1]), "state": fam.session.state()}
 
 
 class _NoBias:

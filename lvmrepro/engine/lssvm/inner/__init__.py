@@ -21,12 +21,15 @@ Two implementations:
   example, the model's loss-augmented inference on single examples or small batches); its dual state is
   kept across solves and is an exact warm start after ``H`` or the sample weights change.
 
-All stop at a certified duality gap ``P(w) - D`` <= ``tol`` and report the exact primal value.
+All stop at a certified duality gap ``P(w) - D`` <= ``tol`` and report the exact primal value.  Every
+session hands out and takes back its warm-start state through ``state()`` / ``restore(state)`` (plain
+arrays and scalars; :func:`save_state` / :func:`load_state` write and read them as ``.npz``): the protocol
+is in :mod:`lvmrepro.engine.lssvm.inner.base`.
 """
 from __future__ import annotations
 
 from lvmrepro.engine.lssvm.inner.base import (  # noqa: F401
-    InnerSession, InnerSolver, SolveResult, check_tol, default_tol,
+    InnerSession, InnerSolver, SolveResult, check_state, check_tol, default_tol, load_state, save_state,
 )
 from lvmrepro.engine.lssvm.inner.bcfw import BlockFrankWolfe  # noqa: F401
 from lvmrepro.engine.lssvm.inner.cutting_plane import CuttingPlane, PlaneCache, solve_simplex_qp  # noqa: F401

@@ -1,6 +1,30 @@
-"""Shared pieces of the inner solvers: the solve result, sessions, tolerances (see the package docstring)."""
+"""Shared pieces of the inner solvers: the solve result, sessions, tolerances (see the package docstring).
+
+Warm-start state protocol
+-------------------------
+Every session can hand out and take back what it re-uses from one solve to the next (cutting planes
+and their dual values, per-block dual state, a block-order generator), so a caller can start several
+fits from one solve (e.g. every run from one initial map shares its first convex step) or keep a
+session's state on disk, without knowing which solver it runs:
+
+* ``session.solver_name`` -- a short name (``"cutting_plane"``, ``"bcfw"``, ``"dcd"``, ``"nslack"``,
+  ``"motif_dcd"``), the value of ``state()["solver"]``;
+* ``session.state() -> dict`` -- a **flat** dict of plain values: ``str`` keys; values numpy arrays,
+  Python ``int``/``float``/``bool``/``str`` (larger structures are JSON text in a ``str``).  Always a
+  ``"solver"`` key.  A copy: later solves do not change it.  Nothing in it refers to the model, the
+  data or the solver's options, so it can be written with :func:`save_state` (one ``.npz``, no pickles)
+  and read back with :func:`load_state`;
+* ``session.restore(state)`` -- put such a state into a session of the same solver, bound to the same
+  training set (sizes are checked; a one-line ``ValueError`` names what does not fit).  The state is
+  copied, so one state can start several sessions.  After ``restore`` the session's next solve is the
+  one the original session would have made (bit for bit: the tests check it for every solver).
+
+A session that keeps nothing between solves returns ``{"solver": name}``.  Nothing outside this package
+checks a session's type or reads its private fields: callers use these three names only.
+"""
 from __future__ import annotations
 
+import io
 import time
 from dataclasses import dataclass, field
 
@@ -57,6 +81,17 @@ class InnerSession:
                              "primal": res.primal, "gap": res.gap, "passes": res.passes})
         return res
 
+    #: the solver's short name (``state()["solver"]``); set by every subclass
+    solver_name: str = "inner"
+
+    def state(self) -> dict:
+        """The warm-start state (see the module docstring); the default: nothing is kept between solves."""
+        return {"solver": self.solver_name}
+
+    def restore(self, state: dict) -> None:
+        """Put :meth:`state`'s result into this session (see the module docstring)."""
+        check_state(state, self.solver_name)
+
     def solve_many(self, problems) -> list[SolveResult]:
         """Several independent solves, ``problems`` = ``[(H, {"sample_weight": ..., "tol": ..., "w0": ...}),
         ...]``: the same results (and log entries, in order) as calling :meth:`solve` on each in turn.  A
@@ -91,3 +126,37 @@ class InnerSolver:
     def bind(self, model, X, Y, C) -> InnerSession:  # pragma: no cover - interface
         raise NotImplementedError
 
+
+
+def check_state(state, solver_name: str) -> dict:
+    """``state`` as a dict of the named solver (one-line ValueError otherwise); 0-d arrays (as read from an
+    ``.npz``) become Python scalars."""
+    if not isinstance(state, dict) or "solver" not in state:
+        raise ValueError("a solver state must be a dict with a 'solver' key (from session.state())")
+    out = {k: (v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v) for k, v in state.items()}
+    if out["solver"] != solver_name:
+        raise ValueError(f"this state is of the solver {out['solver']!r}; the session runs {solver_name!r}")
+    return out
+
+
+def save_state(state: dict) -> bytes:
+    """A session's :meth:`~InnerSession.state` as the bytes of one ``.npz`` (no pickles)."""
+    if not isinstance(state, dict) or "solver" not in state:
+        raise ValueError("a solver state must be a dict with a 'solver' key (from session.state())")
+    arrays = {}
+    for k, v in state.items():
+        if not isinstance(k, str):
+            raise ValueError(f"solver state keys must be strings; got {k!r}")
+        if not isinstance(v, (np.ndarray, str, bool, int, float, np.generic)):
+            raise ValueError(f"solver state value {k!r} is a {type(v).__name__}, not an array or a plain scalar")
+        arrays[k] = np.asarray(v)
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def load_state(data) -> dict:
+    """The state :func:`save_state` wrote (``data``: its bytes or a path)."""
+    src = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
+    with np.load(src, allow_pickle=False) as z:
+        return {k: (z[k].item() if z[k].ndim == 0 else z[k].copy()) for k in z.files}

@@ -102,6 +102,8 @@ class BlockFrankWolfeSession(InnerSession):
     """One fit's BCFW state: ``U`` (n, size_w) the blocks' corner-feature mixtures ``u_i``, ``l`` (n,) their
     losses, ``c`` (n,) the block weights they were built for (None before the first solve)."""
 
+    solver_name = "bcfw"
+
     def __init__(self, solver, model, X, Y, C):
         super().__init__(solver, model, X, Y, C)
         self.rng = np.random.default_rng(solver.seed)
@@ -109,6 +111,37 @@ class BlockFrankWolfeSession(InnerSession):
         self.l = None
         self.c = None
         self.steps_total = 0      # block steps over the session (the step count k of the averaging)
+
+    def state(self) -> dict:
+        """``U``, ``l``, ``c`` (absent before the first solve), ``steps_total`` and the block-order generator's
+        state (JSON text)."""
+        import json
+        out = {"solver": self.solver_name, "steps_total": int(self.steps_total),
+               "rng": json.dumps(self.rng.bit_generator.state)}
+        if self.U is not None:
+            out.update(U=self.U.copy(), l=self.l.copy(), c=self.c.copy())
+        return out
+
+    def restore(self, state: dict) -> None:
+        import json
+
+        from lvmrepro.engine.lssvm.inner.base import check_state
+        state = check_state(state, self.solver_name)
+        have = [k in state for k in ("U", "l", "c")]
+        if any(have) and not all(have):
+            raise ValueError("a BCFW state has all of U, l, c or none of them")
+        n, d = self.n, self.model.size_w
+        if all(have):
+            U, l, c = (np.array(state[k], dtype=np.float64) for k in ("U", "l", "c"))
+            if U.shape != (n, d) or l.shape != (n,) or c.shape != (n,):
+                raise ValueError(f"a BCFW state for {n} examples and {d} weights needs U ({n}, {d}), l and c ({n},); "
+                                 f"got {U.shape}, {l.shape}, {c.shape}")
+        else:
+            U = l = c = None
+        rng = np.random.default_rng(self.solver.seed)
+        rng.bit_generator.state = json.loads(state["rng"])
+        self.U, self.l, self.c, self.rng = U, l, c, rng
+        self.steps_total = int(state["steps_total"])
 
     # ----------------------------------------------------------------- per-example features
     def _features(self, Xs, Ys, Hs, m: int) -> np.ndarray:

@@ -79,6 +79,34 @@ class PlaneCache:
     def __len__(self):
         return len(self.b)
 
+    def arrays(self, prefix: str) -> dict:
+        """The cache as plain arrays (copies), keys prefixed by ``prefix`` (for a session's ``state()``)."""
+        out = {f"{prefix}max_planes": int(self.max_planes), f"{prefix}b": self.b.copy(),
+               f"{prefix}gram": self.gram.copy()}
+        if self.ghat is not None:
+            out[f"{prefix}ghat"] = self.ghat.copy()
+        if self.alpha is not None:
+            out[f"{prefix}alpha"] = np.array(self.alpha, dtype=np.float64)
+        return out
+
+    @classmethod
+    def from_arrays(cls, state: dict, prefix: str, size_w: int) -> "PlaneCache":
+        """The cache :meth:`arrays` described (shapes checked against ``size_w``)."""
+        cache = cls(int(state[f"{prefix}max_planes"]))
+        b = np.array(state[f"{prefix}b"], dtype=np.float64).reshape(-1)
+        k = len(b)
+        gram = np.array(state[f"{prefix}gram"], dtype=np.float64)
+        ghat = state.get(f"{prefix}ghat")
+        alpha = state.get(f"{prefix}alpha")
+        if gram.shape != (k, k) or (k and (ghat is None or np.shape(ghat) != (k, size_w))) \
+                or (alpha is not None and np.shape(alpha) != (k + 1,)):
+            raise ValueError(f"plane cache {prefix!r}: {k} planes need gram ({k}, {k}), ghat ({k}, {size_w}) and "
+                             f"alpha ({k + 1},); got {gram.shape}, {np.shape(ghat)}, {np.shape(alpha)}")
+        cache.b, cache.gram = b, gram
+        cache._buf = None if not k else np.array(ghat, dtype=np.float64)
+        cache.alpha = None if alpha is None else np.array(alpha, dtype=np.float64)
+        return cache
+
     @property
     def ghat(self):
         """The planes ``ghat_k``, a (k, size_w) view (None before the first plane)."""
@@ -142,9 +170,30 @@ class CuttingPlane(InnerSolver):
 
 
 class CuttingPlaneSession(InnerSession):
+    solver_name = "cutting_plane"
+
     def __init__(self, solver, model, X, Y, C):
         super().__init__(solver, model, X, Y, C)
         self.caches: dict[bytes, PlaneCache] = {}
+
+    def state(self) -> dict:
+        """The plane caches: per cache ``j`` (oldest first) its weight vector ``c_j`` and :meth:`PlaneCache.arrays`."""
+        out = {"solver": self.solver_name, "n_caches": len(self.caches)}
+        for j, (key, cache) in enumerate(self.caches.items()):
+            out[f"c_{j}"] = np.frombuffer(key, dtype=np.float64).copy()
+            out.update(cache.arrays(f"cache_{j}_"))
+        return out
+
+    def restore(self, state: dict) -> None:
+        from lvmrepro.engine.lssvm.inner.base import check_state
+        state = check_state(state, self.solver_name)
+        caches = {}
+        for j in range(int(state["n_caches"])):
+            c = np.array(state[f"c_{j}"], dtype=np.float64)
+            if c.shape != (self.n,):
+                raise ValueError(f"plane cache {j} was built for {c.shape[0]} examples; this session has {self.n}")
+            caches[c.tobytes()] = PlaneCache.from_arrays(state, f"cache_{j}_", self.model.size_w)
+        self.caches = caches
 
     def cache_for(self, c: np.ndarray) -> PlaneCache:
         key = c.tobytes()

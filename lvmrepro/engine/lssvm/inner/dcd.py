@@ -51,6 +51,10 @@ class DualCoordinateDescent(InnerSolver):
 
 
 class DCDSession(InnerSession):
+    """Keeps nothing between solves (each starts from the ground-truth corner): ``state()`` is the solver name."""
+
+    solver_name = "dcd"
+
     def _solve(self, H, *, sw, tol, w0) -> SolveResult:
         model, X, Y, C, n = self.model, self.X, self.Y, self.C, self.n
         blocks = model.state_blocks(X, Y, H)
