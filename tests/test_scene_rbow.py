@@ -136,6 +136,7 @@ def test_inference_terms_share_one_pass_and_touching_bound_is_exact():
 
 def test_region_scores_memo_follows_w_and_X():
     model, X, Y, w = tiny(6)
+    X.flags.writeable = False                                   # only a read-only X is memoised
     A1 = model.region_part_scores(w, X)
     assert model.region_part_scores(w.copy(), X) is A1          # same values: memo hit
     w2 = w.copy()
@@ -144,6 +145,37 @@ def test_region_scores_memo_follows_w_and_X():
     X2 = X.copy()
     X2[0, 0, 0, 0] += 1.0
     assert not np.array_equal(model.region_part_scores(w, X2), model.region_part_scores(w, X))
+
+
+def test_in_place_changes_are_seen():
+    """Issue 34: refilling X or w in place and asking again gives the new answer, not a cached one."""
+    model, X, Y, w = tiny(7)
+    before = model.predict(w, X)[0].copy(), model.loss_augmented_inference(w, X, Y)[2].copy()
+    X[...] = np.random.default_rng(70).normal(size=X.shape)      # writeable X refilled in place
+    fresh = X.copy()
+    assert np.array_equal(model.loss_augmented_inference(w, X, Y)[2], model.loss_augmented_inference(w, fresh, Y)[2])
+    assert not np.array_equal(model.loss_augmented_inference(w, X, Y)[2], before[1])
+    X.flags.writeable = False
+    a = model.region_part_scores(w, X).copy()
+    w[:] = -w                                                     # w changed in place
+    assert np.allclose(model.region_part_scores(w, X), -a)
+    assert np.array_equal(model.region_part_scores(w, X), model.region_part_scores(w.copy(), fresh))
+
+
+def test_joint_features_batch_matches_the_plain_sum():
+    model, X, Y, w = tiny(8)
+    H = np.random.default_rng(80).integers(0, model.n_parts, size=(len(Y), *GRID))
+    batch = model.joint_features(X, Y, H)
+    for i in range(len(Y)):
+        W, B = model.unpack(np.zeros(model.size_w))
+        x = X[i].reshape(-1, D)
+        for r, p in enumerate(H[i].reshape(-1)):
+            W[p] += x[r]
+            B[Y[i], p] += 1.0
+        plain = model.pack(W, B)
+        np.testing.assert_allclose(batch[i], plain, rtol=1e-13, atol=1e-13)
+        np.testing.assert_allclose(model.joint_feature(X, i, Y[i], H[i]), plain, rtol=1e-13, atol=1e-13)
+        assert np.isclose(batch[i] @ w, model.score(w, X[i:i + 1], Y[i:i + 1], H[i:i + 1])[0])
 
 
 def test_loss_and_predictions_of_a_separable_toy():
@@ -252,6 +284,7 @@ def test_region_scores_buffer_is_reused_only_when_free():
     rng = np.random.default_rng(11)
     model = RBoWModel(3, 5, 4, (2, 3))
     X = rng.normal(size=(6, 2, 3, 4))
+    X.flags.writeable = False
     w1, w2, w3 = (rng.normal(size=model.size_w) for _ in range(3))
     W = lambda w: model.unpack(w)[0]  # noqa: E731
     expect = lambda w: np.einsum("nrd,pd->nrp", X.reshape(6, 6, 4), W(w))  # noqa: E731

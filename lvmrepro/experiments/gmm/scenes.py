@@ -187,7 +187,10 @@ def training_data(classes: tuple | None, per_class: int | None, dim: int, test_p
     """
     d = scene_data(classes, per_class, dim, test_per_class)
     nu = float(np.sqrt(np.mean(np.sum(d.X_train ** 2, axis=-1))))
-    return d.X_train / nu, d.y_train, d.X_test / nu, d.y_test, nu
+    out = (d.X_train / nu, d.y_train.copy(), d.X_test / nu, d.y_test.copy())
+    for a in out:
+        a.flags.writeable = False      # shared by every run of the process; read-only arrays get the model's memo
+    return (*out, nu)
 
 
 def raw_lambda(lam: float, n_regions: int = 100) -> float:
@@ -355,56 +358,21 @@ def _load_json(path):
 
 
 def _first_to_npz(path, first):
-    """A shared first step (``w``, ``record``, the inner solver's state: the cutting-plane caches or BCFW's
-    per-block arrays and generator state) as one npz (no pickles)."""
+    """A shared first step (``w``, ``record`` and the inner session's warm-start state, ``session.state()``) as
+    one npz (no pickles): the state's keys prefixed ``state.``."""
+    from lvmrepro.engine.lssvm.inner import save_state
     from lvmrepro.io import atomic_write_bytes
-    state = first["state"]
-    arrays = {"w": np.asarray(first["w"], dtype=np.float64),
-              "record": np.array(json.dumps(_plain(first["record"]), allow_nan=True)),
-              "solver": np.array(state["solver"])}
-    if state["solver"] == "bcfw":
-        arrays["bcfw"] = np.array(json.dumps({"steps_total": int(state["steps_total"]), "rng": _plain(state["rng"])}))
-        for k in ("U", "l", "c"):
-            if state[k] is not None:
-                arrays[f"bcfw_{k}"] = np.asarray(state[k], dtype=np.float64)
-        buf = io.BytesIO()
-        np.savez(buf, **arrays)
-        atomic_write_bytes(path, buf.getvalue())
-        return
-    arrays["n_caches"] = np.array(len(state["caches"]))
-    for j, (key, cache) in enumerate(state["caches"].items()):
-        arrays[f"key_{j}"] = np.frombuffer(key, dtype=np.uint8)
-        arrays[f"max_planes_{j}"] = np.array(cache.max_planes)
-        arrays[f"b_{j}"] = cache.b
-        arrays[f"gram_{j}"] = cache.gram
-        if cache.ghat is not None:
-            arrays[f"ghat_{j}"] = cache.ghat
-        if cache.alpha is not None:
-            arrays[f"alpha_{j}"] = cache.alpha
-    buf = io.BytesIO()
-    np.savez(buf, **arrays)
-    atomic_write_bytes(path, buf.getvalue())
+    merged = {"solver": first["state"]["solver"], "w": np.asarray(first["w"], dtype=np.float64),
+              "record": json.dumps(_plain(first["record"]), allow_nan=True),
+              **{f"state.{k}": v for k, v in first["state"].items()}}
+    atomic_write_bytes(path, save_state(merged))
 
 
 def _first_from_npz(path):
-    from lvmrepro.engine.lssvm.inner.cutting_plane import PlaneCache
-    with np.load(path, allow_pickle=False) as z:
-        head = {"w": z["w"].copy(), "record": json.loads(str(z["record"]))}
-        solver = str(z["solver"]) if "solver" in z.files else "cutting_plane"
-        if solver == "bcfw":
-            extra = json.loads(str(z["bcfw"]))
-            arrays = {k: z[f"bcfw_{k}"].copy() if f"bcfw_{k}" in z.files else None for k in ("U", "l", "c")}
-            return {**head, "state": {"solver": solver, **arrays, "steps_total": int(extra["steps_total"]),
-                                      "rng": extra["rng"]}}
-        caches = {}
-        for j in range(int(z["n_caches"])):
-            cache = PlaneCache(int(z[f"max_planes_{j}"]))
-            cache.b, cache.gram = z[f"b_{j}"].copy(), z[f"gram_{j}"].copy()
-            # the planes are the first len(b) rows of the cache's buffer (PlaneCache.ghat is a view of it)
-            cache._buf = z[f"ghat_{j}"].copy() if f"ghat_{j}" in z.files else None
-            cache.alpha = z[f"alpha_{j}"].copy() if f"alpha_{j}" in z.files else None
-            caches[z[f"key_{j}"].tobytes()] = cache
-        return {**head, "state": {"solver": solver, "caches": caches}}
+    from lvmrepro.engine.lssvm.inner import load_state
+    z = load_state(path)
+    return {"w": z["w"], "record": json.loads(z["record"]),
+            "state": {k[len("state."):]: v for k, v in z.items() if k.startswith("state.")}}
 
 
 def run_cache_status(scale: str = "paper", seed: int = 0, **overrides) -> dict:

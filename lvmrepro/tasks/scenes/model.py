@@ -24,7 +24,10 @@ and the maximising parts for one class per image :func:`lvmrepro.engine.kernels.
 loss-augmented inference adds ``Delta`` to the class scores, takes the best of the ``K`` classes and
 then its parts; prediction the same without ``Delta``.  Ties go to the lowest part, then the lowest class.  ``A`` is memoised for the
 last ``(w, X)`` pair, because learners ask for scores, completions and loss-augmented maxima at the
-same ``w``.
+same ``w``: ``w`` is compared by value with a private copy (exact, and cheaper than hashing it), and only a
+**read-only** ``X`` is memoised (by identity: it cannot change in place; pass ``X`` with
+``X.flags.writeable = False`` to get the memo).  A writeable ``X`` is scored afresh at every call, so
+refilling it in place is always seen.
 
 Representations (opaque to learners): ``X`` is a float64 array (n, G1, G2, D); ``Y`` int64 (n,);
 ``H`` int64 (n, G1, G2) with entries in ``0 .. P-1`` (region ``(a, b)`` is ``r = a G2 + b``).
@@ -37,7 +40,6 @@ different parts.
 """
 from __future__ import annotations
 
-import hashlib
 import sys
 
 import numpy as np
@@ -63,7 +65,7 @@ class RBoWModel(LatentModel):
         self.n_regions = grid[0] * grid[1]
         self.size_w = self.n_parts * self.dim + self.n_classes * self.n_parts
         self.init_w = None if init_w is None else self.check_w(init_w)
-        self._memo_X, self._memo_key, self._memo_A = None, None, None
+        self._memo_X, self._memo_w, self._memo_A = None, None, None
 
     # ----------------------------------------------------------------- parameters and checks
     def unpack(self, w):
@@ -118,32 +120,40 @@ class RBoWModel(LatentModel):
 
     # ----------------------------------------------------------------- the shared score computation
     def region_part_scores(self, w, X) -> np.ndarray:
-        """``A[i, r, p] = W_p . x_{i,r}``, float64 (n, R, P): one BLAS product (memoised on ``(w, X)``)."""
-        w = self.check_w(w)
-        X = self.check_X(X)
-        digest = hashlib.sha1(w.tobytes()).digest()
-        # the memo holds X itself (compared with `is`), so a recycled id can never hit a stale entry
-        if self._memo_X is not X or self._memo_key != digest:
-            W, _ = self.unpack(w)
-            n = X.shape[0]
-            shape = (n, self.n_regions, self.n_parts)
-            out = self._memo_A
-            # Re-use the previous product's buffer when nobody else holds it (refcount: the attribute, the local
-            # name and getrefcount's argument): a paper-size A is 240 MB, and allocating it afresh at every pass
-            # cost page faults (system CPU) on top of the product.  The same BLAS call writes the same numbers.
-            self._memo_A = None
-            if out is None or out.shape != shape or sys.getrefcount(out) > 2:
-                out = np.empty(shape)
-            np.matmul(X.reshape(n * self.n_regions, self.dim), W.T, out=out.reshape(n * self.n_regions, self.n_parts))
-            self._memo_A, self._memo_X, self._memo_key = out, X, digest
-        return self._memo_A
+        """``A[i, r, p] = W_p . x_{i,r}``, float64 (n, R, P): one BLAS product (memoised on ``(w, X)`` when ``X``
+        is read-only, see the module docstring)."""
+        return self._region_scores(self.check_w(w), self.check_X(X))
+
+    def _region_scores(self, w, X) -> np.ndarray:
+        """:meth:`region_part_scores` for a checked ``w`` and ``X`` (no second validation)."""
+        memo = not X.flags.writeable
+        # the memo holds X itself (compared with `is`) and a copy of w (compared by value): a recycled id or a
+        # w changed in place can never hit a stale entry, and a writeable X is never memoised
+        if memo and self._memo_X is X and self._memo_w is not None and np.array_equal(self._memo_w, w):
+            return self._memo_A
+        W, _ = self.unpack(w)
+        n = X.shape[0]
+        shape = (n, self.n_regions, self.n_parts)
+        out = self._memo_A
+        # Re-use the previous product's buffer when nobody else holds it (refcount: the attribute, the local
+        # name and getrefcount's argument): a paper-size A is hundreds of MB, and allocating it afresh at every
+        # pass cost page faults (system CPU) on top of the product.  The same BLAS call writes the same numbers.
+        self._memo_A, self._memo_X, self._memo_w = None, None, None
+        if out is None or out.shape != shape or sys.getrefcount(out) > 2:
+            out = np.empty(shape)
+        np.matmul(X.reshape(n * self.n_regions, self.dim), W.T, out=out.reshape(n * self.n_regions, self.n_parts))
+        self._memo_A = out
+        if memo:
+            self._memo_X, self._memo_w = X, w.copy()
+        return out
 
     def latent_unaries(self, w, X, Y) -> np.ndarray:
         """``U[i, a, b, p] = W_p . x_{i,(a,b)} + B[y_i, p]``: the score of part ``p`` at each region
         given the class (float64 (n, G1, G2, P)); the unaries of graph-cut labellings."""
         Y = self.check_outputs(X, Y)
-        A = self.region_part_scores(w, X)
-        _, B = self.unpack(self.check_w(w))
+        w = self.check_w(w)
+        A = self._region_scores(w, self.check_X(X))
+        _, B = self.unpack(w)
         return (A + B[Y][:, None, :]).reshape(len(Y), *self.grid, self.n_parts)
 
     # The model's own ``A`` (memoised product of a checked ``w`` and a checked ``X``) and ``B`` go to the
@@ -175,13 +185,28 @@ class RBoWModel(LatentModel):
     def joint_feature(self, X, i, y, h) -> np.ndarray:
         X = self.check_X(X)
         h = np.asarray(h, dtype=np.int64).reshape(self.n_regions)
-        x = X[i].reshape(self.n_regions, self.dim)
-        phi = np.zeros(self.size_w)
-        PW, PB = self.unpack(phi)
-        for r in range(self.n_regions):
-            PW[h[r]] += x[r]
-            PB[y, h[r]] += 1.0
-        return phi
+        return self.joint_features(X[i:i + 1], np.array([y]), h[None])[0]
+
+    def joint_features(self, X, Y, H) -> np.ndarray:
+        """``phi(x_i, y_i, h_i)`` of every example, (n, size_w): region features summed per part (one sparse
+        product per image batch) and part counts in the class's row (the fast path of block-coordinate
+        Frank-Wolfe, which asks for one image at a time)."""
+        X = self.check_X(X)
+        n = X.shape[0]
+        Y = np.asarray(Y, dtype=np.int64).reshape(n)
+        H = np.asarray(H, dtype=np.int64).reshape(n, self.n_regions)
+        R, P, D = self.n_regions, self.n_parts, self.dim
+        out = np.zeros((n, self.size_w))
+        cut = P * D
+        rows = (np.arange(n)[:, None] * P + H).reshape(-1)        # (image, part) row of every region
+        W = np.zeros((n * P, D))
+        np.add.at(W, rows, X.reshape(n * R, D))
+        out[:, :cut] = W.reshape(n, cut)
+        Bflat = out[:, cut:]
+        cls = (Y[:, None] * P + H).reshape(-1)
+        Bflat += np.bincount(np.repeat(np.arange(n), R) * (self.n_classes * P) + cls,
+                             minlength=n * self.n_classes * P).reshape(n, self.n_classes * P)
+        return out
 
     def feature_sum(self, X, Y, H, weights) -> np.ndarray:
         """``sum_i c_i phi(x_i, y_i, h_i)``: a sparse (P x nR) @ (nR x D) product and a bincount."""
@@ -220,36 +245,41 @@ class RBoWModel(LatentModel):
     def score(self, w, X, Y, H) -> np.ndarray:
         Y = self.check_outputs(X, Y)
         H = self.check_latent(X, H)
-        A = self.region_part_scores(w, X)
-        return self._fixed_scores(A, self.unpack(self.check_w(w))[1], Y, H)
+        w = self.check_w(w)
+        A = self._region_scores(w, self.check_X(X))
+        return self._fixed_scores(A, self.unpack(w)[1], Y, H)
 
     def loss(self, Y_true, Y_pred, H_pred=None) -> np.ndarray:
         return (np.asarray(Y_true) != np.asarray(Y_pred)).astype(np.float64)
 
     def impute_latent(self, w, X, Y):
         Y = self.check_outputs(X, Y)
-        A = self.region_part_scores(w, X)
-        Z, best = self._completion(A, self.unpack(self.check_w(w))[1], Y)
+        w = self.check_w(w)
+        A = self._region_scores(w, self.check_X(X))
+        Z, best = self._completion(A, self.unpack(w)[1], Y)
         return Z.reshape(len(Y), *self.grid), best
 
     def _class_table(self, w, X):
-        A = self.region_part_scores(w, X)
-        return A, self._scores(A, self.unpack(self.check_w(w))[1])
+        """``(A, S)`` for a checked ``w``."""
+        A = self._region_scores(w, self.check_X(X))
+        return A, self._scores(A, self.unpack(w)[1])
 
     def _best_class(self, w, X, A, S, Y=None):
         """Best class (lowest among ties) per image, with its part map and value (+ Delta if ``Y``)."""
         n = S.shape[0]
         V = S if Y is None else S + (np.arange(self.n_classes)[None, :] != Y[:, None])
         ybar = np.argmax(V, axis=1)
-        hbar, _ = self._completion(A, self.unpack(self.check_w(w))[1], ybar)
+        hbar, _ = self._completion(A, self.unpack(w)[1], ybar)
         return ybar, hbar.reshape(n, *self.grid), V[np.arange(n), ybar]
 
     def loss_augmented_inference(self, w, X, Y):
         Y = self.check_outputs(X, Y)
+        w = self.check_w(w)
         A, S = self._class_table(w, X)
         return self._best_class(w, X, A, S, Y)
 
     def predict(self, w, X):
+        w = self.check_w(w)
         A, S = self._class_table(w, X)
         ybar, hbar, _ = self._best_class(w, X, A, S)
         return ybar, hbar
@@ -258,16 +288,17 @@ class RBoWModel(LatentModel):
         """All objective terms from one BLAS product: class scores, then the part maps of two classes
         (``complete=False``: of the loss-augmented class only; ``best`` and ``h_best`` are then None)."""
         Y = self.check_outputs(X, Y)
+        w = self.check_w(w)
         A, S = self._class_table(w, X)
         n = len(Y)
         ybar, hbar, aug = self._best_class(w, X, A, S, Y)
         h_best = best = None
         if complete:
-            h_best, best = self._completion(A, self.unpack(self.check_w(w))[1], Y)
+            h_best, best = self._completion(A, self.unpack(w)[1], Y)
             h_best = h_best.reshape(n, *self.grid)
         fixed = None
         if H is not None:
-            fixed = self._fixed_scores(A, self.unpack(self.check_w(w))[1], Y, self.check_latent(X, H))
+            fixed = self._fixed_scores(A, self.unpack(w)[1], Y, self.check_latent(X, H))
         return InferenceTerms(aug=aug, ybar=ybar, hbar=hbar, best=best, h_best=h_best, fixed=fixed)
 
     def init_latent(self, X, Y, how: str = "random", rng: np.random.Generator | None = None):
