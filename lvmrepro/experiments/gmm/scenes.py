@@ -162,21 +162,24 @@ def _source_tag() -> str:
 
 
 def _data_key(p):
-    """``(classes, per_class, dim, test_per_class)`` of a parameter set (the arguments of :func:`scene_data`)."""
-    return _classes(p), p["per_class"], p["pca_dim"], p.get("test_per_class", p["per_class"])
+    """``(classes, per_class, dim, test_per_class, features)`` of a parameter set (the arguments of :func:`scene_data`)."""
+    return _classes(p), p["per_class"], p["pca_dim"], p.get("test_per_class", p["per_class"]), p.get("features", "cnn")
 
 
 @lru_cache(maxsize=2)
-def scene_data(classes: tuple | None, per_class: int | None, dim: int, test_per_class: int | None = None):
+def scene_data(classes: tuple | None, per_class: int | None, dim: int, test_per_class: int | None = None,
+               features: str = "cnn"):
     """15-Scene regions after PCA (memoised per process; the arrays are cached on disk by the loader):
-    ``per_class`` training and ``test_per_class`` test images per class (None: all)."""
+    ``per_class`` training and ``test_per_class`` test images per class (None: all); ``features`` ``"cnn"``
+    (the last CNN layer) or ``"hog"`` (greyscale HOG per region, :mod:`lvmrepro.tasks.scenes.hog`)."""
     from lvmrepro.tasks.scenes.features import load_scene_data
     return load_scene_data(dim, classes=None if classes is None else list(classes), per_class=per_class,
-                           test_per_class=test_per_class)
+                           test_per_class=test_per_class, features=features)
 
 
 @lru_cache(maxsize=2)
-def training_data(classes: tuple | None, per_class: int | None, dim: int, test_per_class: int | None = None):
+def training_data(classes: tuple | None, per_class: int | None, dim: int, test_per_class: int | None = None,
+                  features: str = "cnn"):
     """``(X_train, y_train, X_test, y_test, nu)``: the regions divided by ``nu``, the root-mean-square norm of
     the training regions (test regions by the same number), so a region vector has unit norm on average.
 
@@ -185,7 +188,7 @@ def training_data(classes: tuple | None, per_class: int | None, dim: int, test_p
     bounds so ill-conditioned that neither the cutting plane nor Frank-Wolfe certifies a solve in hundreds
     of iterations, and the first bounds' minimisers stay at w = 0.
     """
-    d = scene_data(classes, per_class, dim, test_per_class)
+    d = scene_data(classes, per_class, dim, test_per_class, features)
     nu = float(np.sqrt(np.mean(np.sum(d.X_train ** 2, axis=-1))))
     out = (d.X_train / nu, d.y_train.copy(), d.X_test / nu, d.y_test.copy())
     for a in out:
@@ -216,6 +219,7 @@ def initial_maps(p: dict, seed: int):
     from lvmrepro.tasks.scenes.parts import discover_parts
     data = scene_data(*_data_key(p))
     key = hashlib.sha256(json.dumps({"images": [im.sha256 for im in data.train_images], "dim": p["pca_dim"],
+                                     **({"features": p["features"]} if p.get("features", "cnn") != "cnn" else {}),
                                      "parts": p["n_parts"], "iterations": p["kmeans_iterations"], "seed": seed,
                                      "lambdas": list(p["lambdas"]), "code": _source_tag()}).encode()).hexdigest()[:20]
     path = cache_root() / "scene-initial-maps" / f"{key}.npz"
@@ -256,7 +260,8 @@ def _record_data(p):
     from lvmrepro.tasks.scenes.cnn import FEATURE_GRAPH
     from lvmrepro.datasets.registry import default_registry
     data = scene_data(*_data_key(p))
-    provenance.record(FEATURE_GRAPH, default_registry().entry(FEATURE_GRAPH).sha256)
+    if p.get("features", "cnn") == "cnn":
+        provenance.record(FEATURE_GRAPH, default_registry().entry(FEATURE_GRAPH).sha256)
     for im in list(data.train_images) + list(data.test_images):
         provenance.record(im.name, im.sha256)
 
@@ -281,7 +286,7 @@ _RUN_FUNCTIONS = ("scene_data", "training_data", "raw_lambda", "_run", "_first",
                   "_inner", "_first_to_npz", "_first_from_npz")
 #: the parameters a single run or first step depends on (the others -- seeds, repetitions, lambdas -- only
 #: choose which runs there are; the run's initial map enters the key by its checksum)
-_RUN_PARAMS = ("classes", "per_class", "test_per_class", "pca_dim", "n_parts", "lam", "eta", "eps", "max_iter",
+_RUN_PARAMS = ("features", "classes", "per_class", "test_per_class", "pca_dim", "n_parts", "lam", "eta", "eps", "max_iter",
                "inner_iter", "first_inner_iter", "solver_tol", "start_fraction", "growth", "example_images",
                "inner_solver")
 
@@ -307,10 +312,10 @@ def run_source_tag() -> str:
 
 
 @lru_cache(maxsize=2)
-def _data_digest(classes, per_class, dim, test_per_class) -> str:
+def _data_digest(classes, per_class, dim, test_per_class, features="cnn") -> str:
     """sha256 of the normalised training and test arrays a run reads (so the key follows the features)."""
     h = hashlib.sha256()
-    for a in training_data(classes, per_class, dim, test_per_class)[:4]:
+    for a in training_data(classes, per_class, dim, test_per_class, features)[:4]:
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()
 
@@ -501,7 +506,8 @@ def _train(p, task, H0, first=None):
 
 # --------------------------------------------------------------------------- the target
 def _scales():
-    common = {"eta": 0.1, "lambdas": list(LAMBDAS), "start_fraction": 0.1, "growth": 1.25, "kmeans_iterations": 20}
+    common = {"eta": 0.1, "lambdas": list(LAMBDAS), "start_fraction": 0.1, "growth": 1.25, "kmeans_iterations": 20,
+              "features": "cnn"}
     return {
         # three classes, four images each, eight parts, 16 dimensions: seconds.  The iteration budgets are room
         # for BCFW (about 1,000 sweeps for a first step at this size); the cutting plane's solves stop within
@@ -585,6 +591,8 @@ def _per_init(runs, p, method, field):
                 "eps": Float(0, None, lo_open=True), "max_iter": Int(1, 100_000), "inner_iter": Int(1, 100_000),
                 "first_inner_iter": Int(1, 1_000_000),
                 "solver_tol": Float(0, None, lo_open=True), "lambdas": List(item="float", lo=0, min_len=1),
+                "features": Choice("cnn", "hog", help="the region features: the last CNN layer (1280-d) or greyscale "
+                                   "HOG per region (144-d); pca_dim must not exceed their dimension"),
                 "inner_solver": Choice("cutting_plane", "bcfw", help="the convex steps' solver: the warm-started "
                                        "1-slack cutting plane or block-coordinate Frank-Wolfe (inner_iter and "
                                        "first_inner_iter count its planes or its sweeps)")},
@@ -685,8 +693,56 @@ def _table3_result(ctx, p, runs, tasks, init_info, firsts, inits):
                           "n_test": n_test, "n_train": len(data.y_train),
                           # the run cache's code key: a stored run (lvmrepro.book.stored) says whether its runs used the
                           # code of the checkout that shows it
-                          "run_code": run_source_tag()},
+                          "run_code": run_source_tag(),
+                          "linear_baseline": _linear_baseline(p),
+                          "performance": _performance(p, runs, [f["record"] for f in firsts])},
             "notes": notes}
+
+
+def _linear_baseline(p) -> dict:
+    """A linear SVM and the nearest class mean on the bag-averaged region features the runs see (C by 5-fold
+    cross-validation on the training images): the latent-free reference beside Table 3
+    (:func:`lvmrepro.tasks.scenes.baseline.linear_baseline`)."""
+    from lvmrepro.tasks.scenes.baseline import linear_baseline
+    X, y, Xt, yt, _ = training_data(*_data_key(p))
+    if min(np.bincount(y)[np.unique(y)]) < 2:
+        return {"skipped": "cross-validation needs at least 2 training images of every class"}
+    return linear_baseline(X, y, Xt, yt, folds=5, seed=0)
+
+
+#: the paper's cost of one run (section 5.4: "a couple of hours" to optimise the bounds of a run), in seconds
+PAPER_RUN_SECONDS = 2 * 3600.0
+
+
+def _performance(p, runs, firsts) -> dict:
+    """What the performance page shows for the scene learner: CPU seconds per run and convex passes per convex
+    step (per learner, the runs' own steps; the shared first steps apart), the floor -- the CPU time of one
+    exact pass over the training set at this size (one loss-augmented inference with the region-score product,
+    median of three, at a random ``w``) -- and the ratio of the paper's runtime per run to ours."""
+    from lvmrepro.tasks.scenes.model import RBoWModel
+    X, y, _, _, _ = training_data(*_data_key(p))
+    data = scene_data(*_data_key(p))
+    model = RBoWModel(data.n_classes, p["n_parts"], p["pca_dim"])
+    rng = np.random.default_rng(0)
+    times = []
+    for _ in range(3):
+        w = rng.normal(size=model.size_w) * 1e-3
+        c0 = time.process_time()
+        model.inference_terms(w, X, y, complete=False)
+        times.append(time.process_time() - c0)
+    out = {"pass_floor_cpu_s": float(np.median(times)), "paper_run_s": PAPER_RUN_SECONDS, "learners": {}}
+    for method in METHODS:
+        sel = [r for r in runs if r["method"] == method]
+        own = [s for r in sel for s in r.get("solve_log", []) if not s.get("shared") and "certificate" not in s]
+        cpu = _ms([r["train_cpu_s"] for r in sel])[0]
+        out["learners"][method] = {
+            "runs": len(sel), "run_cpu_s": cpu, "run_cpu_s_max": float(max((r["train_cpu_s"] for r in sel), default=0.0)),
+            "steps": len(own), "passes_per_step": _ms([s["passes"] for s in own])[0] if own else 0.0,
+            "paper_ratio": PAPER_RUN_SECONDS / cpu if cpu > 0 else None}
+    passes = [f["passes"] for f in firsts if f.get("passes")]
+    out["first_steps"] = {"steps": len(firsts), "passes_per_step": _ms(passes)[0] if passes else 0.0,
+                          "cpu_s": float(sum(f.get("seconds", 0.0) for f in firsts))}
+    return out
 
 
 def _claims(p, runs, one_image):

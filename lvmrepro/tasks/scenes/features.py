@@ -103,21 +103,37 @@ class SceneData:
 _PCA_FIELDS = {"mean", "components", "variances", "n_samples", "total_variance", "X_train", "X_test"}
 
 
-def _cache_dir(train, test, dim) -> Path:
+#: the region features a scene data set can use: the last CNN layer (:mod:`lvmrepro.tasks.scenes.cnn`) or greyscale HOG
+#: (:mod:`lvmrepro.tasks.scenes.hog`)
+FEATURES = ("cnn", "hog")
+
+
+def _extractor(features: str):
+    if features not in FEATURES:
+        raise ValueError(f"region features must be one of {FEATURES}; got {features!r}")
+    if features == "hog":
+        from lvmrepro.tasks.scenes import hog
+        return hog.feature_cache_dir().name, hog.region_features
+    return cnn.feature_cache_dir().name, scene15.region_features
+
+
+def _cache_dir(train, test, dim, features: str = "cnn") -> Path:
     from lvmrepro.io import cache_root
-    h = hashlib.sha256(json.dumps({"cnn": cnn.feature_cache_dir().name, "dim": dim, "train": [i.sha256 for i in train],
+    tag = {"cnn": cnn.feature_cache_dir().name} if features == "cnn" else {"hog": _extractor(features)[0]}
+    h = hashlib.sha256(json.dumps({**tag, "dim": dim, "train": [i.sha256 for i in train],
                                    "test": [i.sha256 for i in test]}).encode()).hexdigest()[:16]
     return cache_root() / "scene15-pca" / h
 
 
 def load_scene_data(dim: int = PCA_DIM, *, classes=None, per_class: int | None = None, use_cache: bool = True,
-                    stats: dict | None = None, test_per_class="same") -> SceneData:
+                    stats: dict | None = None, test_per_class="same", features: str = "cnn") -> SceneData:
     """15-Scene train/test region features reduced to ``dim`` by PCA fitted on the training regions.
 
     ``classes`` (names) and ``per_class`` (the first images of each class, by file name) shrink the data
     set; the PCA is then fitted on that smaller training set.  ``test_per_class`` does the same for the test
-    split (``"same"``: ``per_class``; None: every test image).
+    split (``"same"``: ``per_class``; None: every test image).  ``features``: ``"cnn"`` or ``"hog"`` (:data:`FEATURES`).
     """
+    _, extract = _extractor(features)
     train = scene15.list_images("train", classes)
     test = scene15.list_images("test", classes)
     if isinstance(test_per_class, str):
@@ -131,7 +147,7 @@ def load_scene_data(dim: int = PCA_DIM, *, classes=None, per_class: int | None =
         train = [im for k, im in enumerate(train) if k % scene15.PER_CLASS < per_class]
     if test_per_class is not None:
         test = [im for k, im in enumerate(test) if k % scene15.PER_CLASS < test_per_class]
-    cache = _cache_dir(train, test, dim) / "data.npz"
+    cache = _cache_dir(train, test, dim, features) / "data.npz"
     stored = read_npz(cache) if use_cache else None   # None when damaged: recomputed and overwritten
     if stored is not None and _PCA_FIELDS <= set(stored[0]):
         z = stored[0]
@@ -140,12 +156,12 @@ def load_scene_data(dim: int = PCA_DIM, *, classes=None, per_class: int | None =
         return SceneData(X_train, scene15.labels_of(train), X_test, scene15.labels_of(test), train, test, pca,
                          {"from_cache": True})
     feats_stats = {}
-    R_train = scene15.region_features(train, stats=feats_stats)
+    R_train = extract(train, stats=feats_stats) if features == "cnn" else extract(train)
     G = cnn.GRID
     pca = fit_pca(R_train.reshape(-1, R_train.shape[-1]), dim)   # training regions only
     X_train = pca.project(R_train).reshape(len(train), G, G, dim)
     del R_train
-    X_test = pca.project(scene15.region_features(test)).reshape(len(test), G, G, dim)
+    X_test = pca.project(extract(test)).reshape(len(test), G, G, dim)
     if use_cache:
         write_npz(cache, dict(mean=pca.mean, components=pca.components, variances=pca.variances,
               n_samples=pca.n_samples, total_variance=pca.total_variance,

@@ -1,0 +1,49 @@
+"""The HOG stand-in's region features (local: a region's feature sees its own pixels only) and the latent-free
+linear baseline shown beside Table 3."""
+import numpy as np
+import pytest
+
+from lvmrepro.tasks.scenes import hog
+from lvmrepro.tasks.scenes.baseline import bag_average, linear_baseline
+
+
+def test_region_features_are_the_regions_own_hog_cells():
+    from skimage.feature import hog as skhog
+    rng = np.random.default_rng(0)
+    img = rng.integers(0, 256, size=(320, 320), dtype=np.uint8)
+    F = hog.regions_of(img)
+    assert F.shape == (100, hog.FEATURE_DIM) and F.dtype == np.float32
+    cells = skhog(img / 255.0, orientations=9, pixels_per_cell=(8, 8), cells_per_block=(1, 1),
+                  block_norm="L2-Hys", feature_vector=False).reshape(40, 40, 9)
+    for r in (0, 37, 99):
+        a, b = divmod(r, 10)
+        np.testing.assert_allclose(F[r], cells[4 * a:4 * a + 4, 4 * b:4 * b + 4].reshape(-1), rtol=1e-6, atol=1e-7)
+    # locality: repainting region 55's pixels (away from its border: HOG gradients read one pixel across)
+    # changes region 55's feature and no other region's
+    img2 = img.copy()
+    img2[161:191, 161:191] = rng.integers(0, 256, size=(30, 30), dtype=np.uint8)
+    F2 = hog.regions_of(img2)
+    changed = np.flatnonzero(np.any(F2 != F, axis=1))
+    assert changed.tolist() == [55]
+
+
+def test_region_features_refuse_bad_images():
+    with pytest.raises(ValueError, match="uint8 greyscale"):
+        hog.regions_of(np.zeros((10, 10, 3), dtype=np.uint8))
+    with pytest.raises(ValueError, match="uint8 greyscale"):
+        hog.regions_of(np.zeros((10, 10)))
+
+
+def test_linear_baseline_is_a_cross_validated_linear_svm_on_the_bag_average():
+    from sklearn.svm import LinearSVC
+    rng = np.random.default_rng(1)
+    y = np.arange(60) % 3
+    X = rng.normal(size=(60, 2, 2, 4))
+    X[..., 0] += 0.8 * y[:, None, None]
+    out = linear_baseline(X[:30], y[:30], X[30:], y[30:], folds=3)
+    assert out["folds"] == 3 and out["C"] in [10.0 ** k for k in range(-3, 4)]
+    direct = LinearSVC(dual=False, max_iter=20_000, C=out["C"]).fit(bag_average(X[:30]), y[:30])
+    assert out["test_accuracy"] == pytest.approx(100 * direct.score(bag_average(X[30:]), y[30:]))
+    np.testing.assert_allclose(bag_average(X), X.reshape(60, 4, 4).mean(axis=1))
+    with pytest.raises(ValueError, match="at least 2"):
+        linear_baseline(X[:4], np.array([0, 1, 2, 2]), X[4:8], y[4:8])
