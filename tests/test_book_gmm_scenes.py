@@ -39,3 +39,16 @@ def test_performance_rows_quote_the_result(res):
     for row in B.performance_rows(res):
         v = perf[row["learner"]]
         assert row["runs"] == v["runs"] and row["passes per step"] == round(v["passes_per_step"], 1)
+
+
+@needs_data
+def test_first_step_rows_and_reading_quote_the_result(res):
+    tol = res["artifacts"]["tolerance_first_steps"]
+    rows = B.first_step_rows(res)
+    assert len(rows) == len(tol) == res["params"]["tolerance_seeds"]
+    for row, f in zip(rows, tol):
+        assert row["tolerance: d₁"] == f["d1"] and row["d₁ ≥ ε"] == ("yes" if f["continues"] else "no")
+        assert row["exact: d₁"] == 0.0          # random maps: the exact rule certifies w = 0
+    text = B.first_step_reading(res)
+    assert f"{min(f['d1'] for f in tol):.2g}" in text and f"of {len(tol)} random maps" in text
+    assert B.init_label("random-tol") == "random, tolerance first step" and B.init_label("0.5") == "λ = 0.50"

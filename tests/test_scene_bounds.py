@@ -215,3 +215,39 @@ def test_shared_first_step_is_checked():
     fam.t = 1
     with pytest.raises(ValueError, match="initial map"):
         fam.minimize((H0 + 1) % 3, np.zeros(model.size_w))
+
+
+def test_first_step_rules_on_random_maps():
+    """Random maps: the exact rule returns w = 0 (certified, d_1 = 0); SVM-struct's tolerance rule returns the
+    cutting plane's last iterate, within first_tol of the minimum but not 0, so d_1 > 0."""
+    from lvmrepro.tasks.scenes.bounds import first_step
+    rng = np.random.default_rng(5)
+    model = RBoWModel(3, 6, 4, (3, 3))
+    X = rng.normal(size=(18, 3, 3, 4))
+    Y = np.arange(18) % 3
+    H0 = rng.integers(0, 6, size=(18, 3, 3))
+    exact = first_step(model, X, Y, 0.5, H0, solver_tol=1e-4, inner=CuttingPlane(max_iter=500))
+    loose = first_step(model, X, Y, 0.5, H0, solver_tol=1e-4, inner=CuttingPlane(max_iter=500), rule="tolerance",
+                       first_tol=1e-2)
+    assert exact["record"]["rule"] == "exact" and loose["record"]["rule"] == "tolerance"
+    assert loose["state"] is None and np.any(loose["w"] != 0)
+    assert loose["record"]["gap"] <= 1e-2 and loose["record"]["d1"] >= 0
+    assert loose["record"]["bound_at_w"] <= exact["record"]["bound_at_w"] + 1e-2 + 1e-12
+    with pytest.raises(ValueError, match="first_tol"):
+        first_step(model, X, Y, 0.5, H0, solver_tol=1e-4, inner=CuttingPlane(), rule="tolerance")
+    with pytest.raises(ValueError, match="rule"):
+        first_step(model, X, Y, 0.5, H0, solver_tol=1e-4, inner=CuttingPlane(), rule="sloppy")
+
+
+def test_cutting_plane_last_iterate_rule():
+    """iterate='last' returns the current QP iterate once its own primal is within tol of the dual."""
+    rng = np.random.default_rng(6)
+    model = RBoWModel(3, 4, 3, (2, 2))
+    X = rng.normal(size=(9, 2, 2, 3))
+    Y = np.arange(9) % 3
+    H = rng.integers(0, 4, size=(9, 2, 2))
+    best = CuttingPlane(max_iter=300).bind(model, X, Y, 2.0).solve(H, tol=1e-2)
+    last = CuttingPlane(max_iter=300, iterate="last").bind(model, X, Y, 2.0).solve(H, tol=1e-2)
+    assert last.gap <= 1e-2 and last.primal >= last.dual and best.primal <= last.primal + 1e-2
+    with pytest.raises(ValueError, match="iterate"):
+        CuttingPlane(iterate="first")

@@ -33,7 +33,9 @@ def test_scene_targets_smoke():
     res = run("gmm.table3", "smoke", progress=False)
     p = res["params"]
     cols = 1 + len(p["lambdas"])
-    assert len(res["rows"]) == len(METHODS) * cols
+    tol = p["tolerance_seeds"]
+    assert tol >= 1 and len(res["rows"]) == len(METHODS) * cols + 1      # + CCP's random-tol column
+    assert [r["init"] for r in res["rows"]].count("random-tol") == 1
     for row in res["rows"]:
         assert np.isfinite(row["accuracy"]) and 0 <= row["accuracy"] <= 100
         assert np.isfinite(row["objective"]) and row["objective"] > 0
@@ -48,8 +50,11 @@ def test_scene_targets_smoke():
     assert checks["bounds-valid"]["passed"], checks["bounds-valid"]
     assert checks["convex-steps-certified"]["passed"], checks["convex-steps-certified"]
     runs = res["artifacts"]["runs"]
-    n_runs = (p["random_seeds"] + len(p["lambdas"])) * (2 + p["repetitions"])
+    n_runs = (p["random_seeds"] + len(p["lambdas"])) * (2 + p["repetitions"]) + tol
     assert len(runs) == n_runs
+    # the random maps under the tolerance rule: a first step that is not w = 0, and CCP trains on
+    assert len(res["artifacts"]["tolerance_first_steps"]) == tol
+    assert all(f["w_norm"] > 0 for f in res["artifacts"]["tolerance_first_steps"])
     # every run and first step is in the run cache, where a resumed or monitored run finds it
     from lvmrepro.experiments.gmm.scenes import run_cache_status
     status = run_cache_status("smoke")
@@ -99,7 +104,12 @@ def test_scene_table3_with_bcfw_certifies_every_step():
     assert checks["bounds-valid"]["passed"]
     runs = res["artifacts"]["runs"]
     assert runs and all(r["inner_solver"] == "bcfw" for r in runs)
-    assert all(s["solver"] == "bcfw" and s["converged"] for r in runs for s in r["solve_log"])
+    exact = [r for r in runs if r["init"] != "random-tol"]
+    assert all(s["solver"] == "bcfw" and s["converged"] for r in exact for s in r["solve_log"])
+    # the tolerance column's first step is SVM-struct's rule (the cutting plane), its later steps BCFW's
+    tol = [r for r in runs if r["init"] == "random-tol"]
+    assert tol and all(r["solve_log"][0]["solver"] == "cutting_plane" for r in tol)
+    assert all(s["solver"] == "bcfw" for r in tol for s in r["solve_log"][1:])
     assert all(f["solver"] == "bcfw" and f["converged"] for f in res["artifacts"]["first_steps"])
     from lvmrepro.experiments.gmm.scenes import _scales
     assert [_scales()[s]["inner_solver"] for s in ("smoke", "default", "paper")] == ["cutting_plane", "cutting_plane",

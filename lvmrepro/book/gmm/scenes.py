@@ -4,7 +4,10 @@
   best and worst RBoW cell of the run: if the baseline is as accurate as the part models, the stand-in data
   cannot show what parts, their initialisation or the learner add;
 * :func:`baseline_reading` -- one sentence saying which it is;
-* :func:`performance_rows` -- the scene learner's cost per run and passes per convex step.
+* :func:`performance_rows` -- the scene learner's cost per run and passes per convex step;
+* :func:`first_step_rows`, :func:`first_step_reading` -- the random maps' first step under the exact rule and
+  under SVM-struct's tolerance rule (column ``random-tol``), with ``d_1``;
+* :func:`init_label` -- a column's name for the tables.
 """
 from __future__ import annotations
 
@@ -66,3 +69,47 @@ def performance_rows(res: dict) -> list[dict]:
                      "convex steps": v["steps"], "passes per step": round(v["passes_per_step"], 1),
                      "paper's time per run / ours": None if v["paper_ratio"] is None else round(v["paper_ratio"])})
     return rows
+
+
+def init_label(init: str) -> str:
+    """``"random"``, ``"random, tolerance first step"`` or ``"λ = 0.25"`` for a Table 3 column."""
+    if init == "random":
+        return "random"
+    if init == "random-tol":
+        return "random, tolerance first step"
+    return f"λ = {float(init):.2f}"
+
+
+def first_step_rows(res: dict) -> list[dict]:
+    """Per random seed: the exact rule's first step (its d_1) beside the tolerance rule's (gap, d_1, whether the
+    run goes on) and where CCP ended under each."""
+    tol = {f["seed_index"]: f for f in res["artifacts"].get("tolerance_first_steps", [])}
+    exact = {f["seed_index"]: f for f in res["artifacts"].get("first_steps", []) if f["init"] == "random"}
+    runs = {(r["init"], r["seed_index"]): r for r in res["artifacts"]["runs"] if r["method"] == "CCP"}
+    rows = []
+    for s in sorted(tol):
+        e, t = exact.get(s, {}), tol[s]
+        re_, rt = runs.get(("random", s), {}), runs.get(("random-tol", s), {})
+        rows.append({"seed": s, "exact: d₁": e.get("d1"), "exact: CCP accuracy %": re_.get("accuracy"),
+                     "tolerance: gap": t["gap"], "tolerance: d₁": t["d1"], "d₁ ≥ ε": "yes" if t["continues"] else "no",
+                     "tolerance: CCP accuracy %": rt.get("accuracy"), "tolerance: iterations": rt.get("iterations")})
+    return rows
+
+
+def first_step_reading(res: dict) -> str:
+    """What the two rules did on the random maps (numbers from the result)."""
+    tol = res["artifacts"].get("tolerance_first_steps", [])
+    if not tol:
+        return "This run has no tolerance-rule first steps (parameter tolerance_seeds = 0)."
+    eps = tol[0]["eps"]
+    goes_on = sum(f["continues"] for f in tol)
+    d1 = [f["d1"] for f in tol]
+    rows = {r["init"]: r for r in res["rows"] if r["method"] == "CCP"}
+    exact, loose = rows.get("random"), rows.get("random-tol")
+    text = (f"Under the tolerance rule (gap {tol[0]['tol']:g}, {tol[0]['tol'] / eps:g} ε), d₁ lies between "
+            f"{min(d1):.2g} and {max(d1):.2g} against ε = {eps:g}: training goes on from {goes_on} of {len(tol)} "
+            "random maps")
+    if exact is not None and loose is not None:
+        text += (f", and CCP ends at {loose['accuracy']:.1f} % test accuracy (objective {loose['objective']:.4f}) "
+                 f"where the exact rule stops at w = 0 ({exact['accuracy']:.1f} %, objective {exact['objective']:.4f})")
+    return text + ". The random column's stall is a property of the first step's rule, not of the model."

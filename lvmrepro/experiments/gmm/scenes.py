@@ -92,6 +92,8 @@ _CLASS_NAMES = ("Bedroom", "Coast", "Forest", "Highway", "Industrial", "InsideCi
                 "Mountain", "Office", "OpenCountry", "Store", "Street", "Suburb", "TallBuilding")
 
 METHODS = ("CCP", "G-MM random", "G-MM biased")
+#: the column of CCP runs from the random maps whose first step follows the tolerance rule (issue 31)
+TOLERANCE_COLUMN = "random-tol"
 KIND = {"CCP": "ccp", "G-MM random": "random", "G-MM biased": "biased"}
 LAMBDAS = (0.0, 0.25, 0.5, 1.0)
 
@@ -283,10 +285,10 @@ _RUN_SOURCES = ("tasks/scenes/*.py", "engine/lssvm/base.py", "engine/lssvm/objec
                 "engine/_kernels/simplex_qp_ref.py", "engine/gmm/driver.py", "engine/gmm/lssvm_bounds.py")
 #: this module's functions that compute a run (their source text is part of the key)
 _RUN_FUNCTIONS = ("scene_data", "training_data", "raw_lambda", "_run", "_first", "_train", "_cached", "_plain",
-                  "_inner", "_first_to_npz", "_first_from_npz")
+                  "_inner", "_first_to_npz", "_first_from_npz", "_first_tol")
 #: the parameters a single run or first step depends on (the others -- seeds, repetitions, lambdas -- only
 #: choose which runs there are; the run's initial map enters the key by its checksum)
-_RUN_PARAMS = ("features", "classes", "per_class", "test_per_class", "pca_dim", "n_parts", "lam", "eta", "eps", "max_iter",
+_RUN_PARAMS = ("features", "first_tol_factor", "classes", "per_class", "test_per_class", "pca_dim", "n_parts", "lam", "eta", "eps", "max_iter",
                "inner_iter", "first_inner_iter", "solver_tol", "start_fraction", "growth", "example_images",
                "inner_solver")
 
@@ -367,17 +369,18 @@ def _first_to_npz(path, first):
     one npz (no pickles): the state's keys prefixed ``state.``."""
     from lvmrepro.engine.lssvm.inner import save_state
     from lvmrepro.io import atomic_write_bytes
-    merged = {"solver": first["state"]["solver"], "w": np.asarray(first["w"], dtype=np.float64),
+    state = first["state"] or {}
+    merged = {"solver": state.get("solver", "none"), "w": np.asarray(first["w"], dtype=np.float64),
               "record": json.dumps(_plain(first["record"]), allow_nan=True),
-              **{f"state.{k}": v for k, v in first["state"].items()}}
+              **{f"state.{k}": v for k, v in state.items()}}
     atomic_write_bytes(path, save_state(merged))
 
 
 def _first_from_npz(path):
     from lvmrepro.engine.lssvm.inner import load_state
     z = load_state(path)
-    return {"w": z["w"], "record": json.loads(z["record"]),
-            "state": {k[len("state."):]: v for k, v in z.items() if k.startswith("state.")}}
+    state = {k[len("state."):]: v for k, v in z.items() if k.startswith("state.")}
+    return {"w": z["w"], "record": json.loads(z["record"]), "state": state or None}
 
 
 def run_cache_status(scale: str = "paper", seed: int = 0, **overrides) -> dict:
@@ -433,7 +436,8 @@ def _first(args):
 
     from lvmrepro.tasks.scenes.model import RBoWModel
     from lvmrepro.tasks.scenes.bounds import first_step
-    p, H0, jobs = args
+    p, H0, jobs = args[:3]
+    rule = args[3] if len(args) > 3 else "exact"
 
     def compute():
         with threadpool_limits(1 if jobs != 1 else None):
@@ -441,8 +445,15 @@ def _first(args):
             X, y, _, _, _ = training_data(*_data_key(p))
             model = RBoWModel(data.n_classes, p["n_parts"], p["pca_dim"])
             return first_step(model, X, y, raw_lambda(p["lam"], model.n_regions), H0, solver_tol=p["solver_tol"],
-                              inner=_inner(p, first=True))
-    return _cached(_run_path("first", p, H0), compute, _first_to_npz, _first_from_npz)
+                              inner=_inner(p, first=True), rule=rule, first_tol=_first_tol(p))
+    # the exact rule's entries keep their key (no task); the tolerance rule's carry the rule and its tolerance
+    task = None if rule == "exact" else {"rule": rule, "first_tol": _first_tol(p)}
+    return _cached(_run_path("first", p, H0, task), compute, _first_to_npz, _first_from_npz)
+
+
+def _first_tol(p) -> float:
+    """The tolerance-level first step's gap (objective units): ``first_tol_factor`` times ``eps``."""
+    return float(p.get("first_tol_factor", 10.0)) * float(p["eps"])
 
 
 def _inner(p, first: bool = False):
@@ -472,7 +483,9 @@ def _train(p, task, H0, first=None):
                       start_fraction=p["start_fraction"], growth=p["growth"],
                       inner=_inner(p), first=first)
     c0, t1 = time.process_time(), time.perf_counter()
-    trace = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else p["eta"], eps=p["eps"],
+    # a tolerance-rule first step may lie above b_1(w_0) by up to its tolerance: the driver's comparisons allow it
+    rtol = max(1e-9, _first_tol(p)) if task.get("first_rule") == "tolerance" else 1e-9
+    trace = driver.run(fam, np.zeros(model.size_w), eta=1.0 if kind == "ccp" else p["eta"], eps=p["eps"], rtol=rtol,
                        rng=np.random.default_rng(task["run_seed"]), max_iter=p["max_iter"], method=method)
     train_s, train_cpu = time.perf_counter() - t1, time.process_time() - c0
     w = trace.w
@@ -507,22 +520,22 @@ def _train(p, task, H0, first=None):
 # --------------------------------------------------------------------------- the target
 def _scales():
     common = {"eta": 0.1, "lambdas": list(LAMBDAS), "start_fraction": 0.1, "growth": 1.25, "kmeans_iterations": 20,
-              "features": "cnn"}
+              "features": "cnn", "first_tol_factor": 10.0}
     return {
         # three classes, four images each, eight parts, 16 dimensions: seconds.  The iteration budgets are room
         # for BCFW (about 1,000 sweeps for a first step at this size); the cutting plane's solves stop within
         # 130 planes, so they do not reach it
         "smoke": {**common, "classes": ["Coast", "Kitchen", "Street"], "per_class": 4, "test_per_class": 4, "pca_dim": 16, "n_parts": 8,
-                  "lam": 0.01, "random_seeds": 2, "repetitions": 2, "eps": 1e-3, "max_iter": 4, "inner_iter": 2000, "first_inner_iter": 2000,
+                  "lam": 0.01, "random_seeds": 2, "tolerance_seeds": 2, "repetitions": 2, "eps": 1e-3, "max_iter": 4, "inner_iter": 2000, "first_inner_iter": 2000,
                   "solver_tol": 1e-3, "kmeans_iterations": 5, "example_images": [0, 5], "inner_solver": "cutting_plane"},
         # the quick preview (about 40 CPU seconds from a fresh cache, CNN features included): every column, learner
         # and random seed of the table on all 15 classes, with 5 training and 10 test images per class, 8 parts,
         # 32 dimensions and 2 repetitions of G-MM random
         "default": {**common, "classes": None, "per_class": 5, "test_per_class": 10, "pca_dim": 32, "n_parts": 8, "lam": 0.01,
-                    "random_seeds": 5, "repetitions": 2, "eps": 1e-3, "max_iter": 20, "inner_iter": 300, "first_inner_iter": 3000,
+                    "random_seeds": 5, "tolerance_seeds": 5, "repetitions": 2, "eps": 1e-3, "max_iter": 20, "inner_iter": 300, "first_inner_iter": 3000,
                     "solver_tol": 1e-3, "example_images": [0, 20, 45, 70], "inner_solver": "cutting_plane"},
         "paper": {**common, "classes": None, "per_class": None, "test_per_class": None, "pca_dim": 240, "n_parts": 200, "lam": 0.01,
-                  "random_seeds": 5, "repetitions": 5, "eps": 1e-4, "max_iter": 150, "inner_iter": 1000, "first_inner_iter": 10000,
+                  "random_seeds": 5, "tolerance_seeds": 5, "repetitions": 5, "eps": 1e-4, "max_iter": 150, "inner_iter": 1000, "first_inner_iter": 10000,
                   "solver_tol": 1e-4, "example_images": [0, 320, 650, 1210], "inner_solver": "bcfw"},
     }
 
@@ -557,10 +570,17 @@ def _tasks(ctx, p, inits=None):
                 run_seed = int(ctx.seeds(1, key=key)[0].generate_state(1)[0])
                 tasks.append(({"init": col, "seed_index": s, "method": method, "repetition": r,
                                "run_seed": run_seed}, H0))
+    # the random maps again, CCP from a tolerance-level first step (SVM-struct's rule, :func:`first_step`): does
+    # training go on where the exact first step certifies w = 0?  (column "random-tol", not a claim's unit)
+    for col, s, H0 in inits:
+        if col == "random" and s < p.get("tolerance_seeds", 0):
+            run_seed = int(ctx.seeds(1, key=90_000 + s)[0].generate_state(1)[0])
+            tasks.append(({"init": TOLERANCE_COLUMN, "seed_index": s, "method": "CCP", "repetition": 0,
+                           "run_seed": run_seed, "first_rule": "tolerance"}, H0))
     # longest first, so the workers finish together: the coherent initialisations' runs (the random maps'
     # runs stop after their shared first step, see the notebook), biased, then CCP, then random bounds
     order = {"G-MM biased": 0, "CCP": 1, "G-MM random": 2}
-    tasks.sort(key=lambda t: (t[0]["init"] == "random", order[t[0]["method"]]))
+    tasks.sort(key=lambda t: (t[0]["init"] == "random", order[t[0]["method"]]))   # (stable: tolerance runs first)
     return tasks
 
 
@@ -591,6 +611,9 @@ def _per_init(runs, p, method, field):
                 "eps": Float(0, None, lo_open=True), "max_iter": Int(1, 100_000), "inner_iter": Int(1, 100_000),
                 "first_inner_iter": Int(1, 1_000_000),
                 "solver_tol": Float(0, None, lo_open=True), "lambdas": List(item="float", lo=0, min_len=1),
+                "tolerance_seeds": Int(0, 50, help="random seeds whose maps are also run by CCP from a tolerance-level "
+                                       "first step (column random-tol; 0: none)"),
+                "first_tol_factor": Float(0, None, lo_open=True, help="the tolerance-level first step's gap, in units of eps"),
                 "features": Choice("cnn", "hog", help="the region features: the last CNN layer (1280-d) or greyscale "
                                    "HOG per region (144-d); pca_dim must not exceed their dimension"),
                 "inner_solver": Choice("cutting_plane", "bcfw", help="the convex steps' solver: the warm-started "
@@ -606,11 +629,44 @@ def table3(ctx):
     tasks = _tasks(ctx, p, inits)
     # the first convex step of each initialisation, shared by its runs (every learner's first bound is the
     # initial map, minimised from w_0 = 0)
-    firsts = ctx.map(_first, [(p, H0, ctx.jobs) for _, _, H0 in inits], desc="RBoW first convex steps")
-    first_of = {(col, s): f for (col, s, _), f in zip(inits, firsts)}
+    tol_inits = [(TOLERANCE_COLUMN, s, H0) for col, s, H0 in inits
+                 if col == "random" and s < p.get("tolerance_seeds", 0)]
+    jobs = [(p, H0, ctx.jobs) for _, _, H0 in inits] + [(p, H0, ctx.jobs, "tolerance") for _, _, H0 in tol_inits]
+    out = ctx.map(_first, jobs, desc="RBoW first convex steps")
+    firsts, tol_firsts = out[:len(inits)], out[len(inits):]
+    first_of = {(col, s): f for (col, s, _), f in zip(inits + tol_inits, out)}
     runs = ctx.map(_run, [(p, t, H0, first_of[(t["init"], t["seed_index"])], ctx.jobs) for t, H0 in tasks],
                    desc="RBoW training runs")
-    return _table3_result(ctx, p, runs, tasks, init_info, firsts, inits)
+    res = _table3_result(ctx, p, [r for r in runs if r["init"] != TOLERANCE_COLUMN], tasks, init_info, firsts, inits)
+    tol_runs = [r for r in runs if r["init"] == TOLERANCE_COLUMN]
+    if tol_runs:
+        res["rows"].extend(_tolerance_rows(res, tol_runs))
+        res["artifacts"]["runs"].extend({k: v for k, v in r.items() if k != "examples"} for r in tol_runs)
+        res["artifacts"]["tolerance_first_steps"] = [
+            {"seed_index": s, **{k: f["record"].get(k) for k in ("passes", "gap", "tol", "d1", "bound_at_w", "F_at_w")},
+             "w_norm": float(np.linalg.norm(f["w"])), "eps": p["eps"],
+             "continues": bool(f["record"]["d1"] >= p["eps"])}
+            for (_, s, _), f in zip(tol_inits, tol_firsts)]
+        res["notes"].append(f"column {TOLERANCE_COLUMN}: CCP from the random maps with a tolerance-level first step "
+                            f"(1-slack cutting plane stopped at gap {_first_tol(p):g} = {p.get('first_tol_factor', 10.0):g} "
+                            "eps, returning its last iterate, as SVM-struct does); not a unit of the claims")
+    return res
+
+
+def _tolerance_rows(res, tol_runs):
+    """Table 3 rows of the tolerance column (CCP only): mean and std over its seeds."""
+    acc = [r["accuracy"] for r in tol_runs]
+    obj = [r["objective"] for r in tol_runs]
+    am, asd = _ms(acc)
+    om, osd = _ms(obj)
+    paper = next(r for r in PAPER_TABLE3["rows"] if r["method"] == "CCP" and r["init"] == "random")
+    keys = ("train_accuracy", "iterations", "energy_final", "energy_init", "regions_changed", "select_s", "minimize_s",
+            "train_cpu_s")
+    return [{"method": "CCP", "init": TOLERANCE_COLUMN, "accuracy": am, "accuracy_std": asd, "objective": om,
+             "objective_std": osd, **{k: _ms([r[k] for r in tol_runs])[0] for k in keys},
+             "converged": int(sum(r["converged"] for r in tol_runs)), "runs": len(tol_runs),
+             "paper_accuracy": paper["accuracy"], "paper_accuracy_std": paper.get("accuracy_std"),
+             "paper_objective": paper["objective"]}]
 
 
 def _ms(values):
@@ -687,7 +743,7 @@ def _table3_result(ctx, p, runs, tasks, init_info, firsts, inits):
                                                            t["run_seed"]] for t, _ in tasks]},
             "artifacts": {"runs": slim, "timing": timing, "examples": examples, "initial_maps": init_info,
                           "first_steps": [{"init": col, "seed_index": s, **{k: f["record"].get(k) for k in
-                                           ("solver", "passes", "gap", "converged", "seconds")},
+                                           ("solver", "passes", "gap", "converged", "seconds", "rule", "d1")},
                                            "w_norm": float(np.linalg.norm(f["w"]))}
                                           for (col, s, _), f in zip(inits, firsts)],
                           "n_test": n_test, "n_train": len(data.y_train),

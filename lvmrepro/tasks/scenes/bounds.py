@@ -117,7 +117,9 @@ class SceneBounds(LSSVMBounds):
             w1 = np.asarray(first["w"], dtype=np.float64)
             if w1.shape != (model.size_w,) or not np.all(np.isfinite(w1)):
                 raise ValueError(f"first['w'] must be {model.size_w} finite numbers")
-            self.session.restore(first["state"])
+            if first["state"] is not None and first["state"].get("solver") != "none":
+                # (a tolerance-rule first step hands no state: its solver differs from the runs')
+                self.session.restore(first["state"])
         self._first = first
         self.zero_certificate, self.certificate_iterations = bool(zero_certificate), int(certificate_iterations)
         grid = tuple(float(m) for m in move_grid)
@@ -208,17 +210,49 @@ class SceneBounds(LSSVMBounds):
         return info
 
 
-def first_step(model, X, Y, lam, H_init, *, solver_tol: float, inner) -> dict:
+#: the first convex step's rules (:func:`first_step`)
+FIRST_STEP_RULES = ("exact", "tolerance")
+
+
+def first_step(model, X, Y, lam, H_init, *, solver_tol: float, inner, rule: str = "exact",
+               first_tol: float | None = None) -> dict:
     """The first convex step every learner from ``H_init`` takes: ``argmin_w b_{H_init}(w)`` from ``w = 0``.
 
+    ``rule="exact"`` (the default): the zero certificate first, else ``inner`` to the certified gap
+    ``solver_tol``, returning the iterate of smallest bound value -- so a map whose bound is minimised at
+    ``w = 0`` (random maps) gives exactly ``w = 0``.  ``rule="tolerance"``: SVM-struct's rule -- the 1-slack
+    cutting plane stopped when its *current* iterate is within ``first_tol`` of the dual (objective units)
+    and that iterate returned (``CuttingPlane(iterate="last")``), no certificate of ``w = 0`` sought; the
+    result may lie above ``b(0)`` by up to ``first_tol``.
+
     Returns ``{"w", "record", "state"}`` for :class:`SceneBounds` (``first=``): the minimiser, the solve's
-    record (solver, passes, certified gap, seconds) and the session's warm-start state after the solve
+    record (solver, passes, certified gap, seconds, rule) and the session's warm-start state after the solve
     (``session.state()``, plain arrays: see :mod:`lvmrepro.engine.lssvm.inner.base`).
     """
+    if rule not in FIRST_STEP_RULES:
+        raise ValueError(f"the first step's rule must be one of {FIRST_STEP_RULES}; got {rule!r}")
+    if rule == "tolerance":
+        from lvmrepro.engine.lssvm.inner import CuttingPlane
+        first_tol = float(first_tol) if first_tol is not None else float("nan")
+        if not np.isfinite(first_tol) or first_tol <= 0:
+            raise ValueError(f"the tolerance rule needs first_tol > 0 (objective units); got {first_tol}")
+        inner = CuttingPlane(max_iter=getattr(inner, "max_iter", 1000), iterate="last")
+        fam = SceneBounds(model, X, Y, lam, H_init, kind="ccp", solver_tol=first_tol, inner=inner,
+                          zero_certificate=False)
+        fam.t = 1
+        r = fam.session.solve(fam.H_init, w0=np.zeros(model.size_w), tol=fam.solver_tol)
+        record = {"solver": fam.session.solver_name, "passes": r.passes, "gap": r.gap / fam.C,
+                  "converged": r.converged, "seconds": r.runtime_s, "rule": rule, "tol": first_tol,
+                  "bound_at_w": fam.evaluate(fam.H_init, r.w), "F_at_w": fam.objective(r.w)}
+        record["d1"] = record["bound_at_w"] - record["F_at_w"]
+        # no warm-start state: the runs' own steps use their own solver (the exact rule's), started afresh
+        return {"w": r.w, "record": record, "state": None}
     fam = SceneBounds(model, X, Y, lam, H_init, kind="ccp", solver_tol=solver_tol, inner=inner)
     fam.t = 1
     w = fam.minimize(fam.H_init, np.zeros(model.size_w))
-    return {"w": w, "record": dict(fam.solves[-1]), "state": fam.session.state()}
+    record = {**fam.solves[-1], "rule": rule, "bound_at_w": fam.evaluate(fam.H_init, w), "F_at_w": fam.objective(w)}
+    record["d1"] = record["bound_at_w"] - record["F_at_w"]
+    return {"w": w, "record": record, "state": fam.session.state()}
 
 
 class _NoBias:

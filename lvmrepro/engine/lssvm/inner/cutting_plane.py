@@ -9,7 +9,8 @@ found by the model's loss-augmented inference -- and solving the small dual QP o
 
 by SMO (:func:`solve_simplex_qp`, Cython kernel ``simplex_qp`` with a NumPy twin).  It stops at the
 certified gap ``min_t P(w_t) - D(a) <= tol`` and returns the iterate with the smallest exact primal, so
-a warm start ``w0`` guarantees ``primal <= B(w0; H)``.
+a warm start ``w0`` guarantees ``primal <= B(w0; H)`` (or, with ``iterate="last"``, SVM-struct's rule: it
+stops when the current iterate's own primal is within ``tol`` of the dual and returns that iterate).
 
 Only the ground-truth part of a plane depends on ``H``, so the planes ``ghat = sum_i c_i phi(x_i, ybar_i,
 hbar_i)``, ``b = sum_i c_i Delta_i`` stay valid for any later ``H`` with the same weights: a session keeps
@@ -156,11 +157,17 @@ class CuttingPlane(InnerSolver):
     ``qp_iter`` SMO steps per QP, ``max_planes`` kept per cache, ``max_caches`` weight vectors remembered."""
 
     def __init__(self, *, max_iter: int = 1000, qp_iter: int = 200_000, max_planes: int = 200,
-                 max_caches: int = 12, record: bool = False):
+                 max_caches: int = 12, record: bool = False, iterate: str = "best"):
         for name, v in (("max_iter", max_iter), ("qp_iter", qp_iter), ("max_planes", max_planes),
                         ("max_caches", max_caches)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive integer; got {v!r}")
+        if iterate not in ("best", "last"):
+            raise ValueError(f"iterate must be 'best' or 'last'; got {iterate!r}")
+        #: which iterate a solve returns: the one of smallest exact primal ("best", the default: with a warm start
+        #: w0 the result is never worse than w0), or, as SVM-struct does, the last one -- the current QP solution,
+        #: returned once its own primal is within tol of the dual ("last": it can be worse than w0 by up to tol)
+        self.iterate = iterate
         self.max_iter, self.qp_iter = int(max_iter), int(qp_iter)
         self.max_planes, self.max_caches = int(max_planes), int(max_caches)
         self.record = bool(record)
@@ -254,6 +261,7 @@ class CuttingPlaneSession(InnerSession):
         if w.shape != (model.size_w,) or not np.all(np.isfinite(w)):
             raise ValueError(f"w0 must be {model.size_w} finite numbers")
         best_w, best_p = None, np.inf
+        last = self.solver.iterate == "last"
         dual, it, converged = -np.inf, 0, False
         reused = len(cache)
         alpha = cache.alpha if cache.alpha is not None and len(cache.alpha) == reused + 1 else \
@@ -263,7 +271,7 @@ class CuttingPlaneSession(InnerSession):
             terms = yield w, H
             xi = np.maximum(0.0, terms.aug - terms.fixed)
             primal = 0.5 * float(w @ w) + C * float(c @ xi)
-            if primal < best_p:
+            if primal < best_p or last:
                 best_p, best_w = primal, w.copy()
             if best_p - dual <= tol and solved_once:
                 converged = True
