@@ -251,3 +251,23 @@ def test_cutting_plane_last_iterate_rule():
     assert last.gap <= 1e-2 and last.primal >= last.dual and best.primal <= last.primal + 1e-2
     with pytest.raises(ValueError, match="iterate"):
         CuttingPlane(iterate="first")
+
+
+def test_adaptive_step_tolerance_certifies_the_last_step():
+    """step_tol_factor: loose steps while the run progresses, the step it stops on refined to solver_tol; the
+    driver's invariants hold and the run ends within its eps, as with the fixed rule, in fewer passes."""
+    model, X, Y, rng = _toy(3)
+    H0 = model.impute_latent(rng.normal(size=model.size_w), X, Y)[0]
+    out = {}
+    for factor in (None, 0.5):
+        fam = SceneBounds(model, X, Y, LAM, H0, kind="ccp", solver_tol=1e-6, inner=CuttingPlane(max_iter=3000),
+                          step_tol_factor=factor, refine_below=1e-5)
+        tr = driver.run(fam, np.zeros(model.size_w), eta=1.0, eps=1e-5, max_iter=80)
+        assert tr.converged and tr.iterations > 2
+        assert fam.solves[-1]["gap"] <= 1e-6 + 1e-15        # the step the run stopped on is certified
+        out[factor] = (tr, sum(s["passes"] for s in fam.solves), fam)
+    tr, passes, fam = out[0.5]
+    assert any(s["tol"] > 1e-6 for s in fam.solves[1:])            # some steps were loose
+    assert passes < out[None][1]
+    with pytest.raises(ValueError, match="refine_below"):
+        SceneBounds(model, X, Y, LAM, H0, step_tol_factor=0.5)

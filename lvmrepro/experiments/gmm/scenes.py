@@ -288,7 +288,7 @@ _RUN_FUNCTIONS = ("scene_data", "training_data", "raw_lambda", "_run", "_first",
                   "_inner", "_first_to_npz", "_first_from_npz", "_first_tol")
 #: the parameters a single run or first step depends on (the others -- seeds, repetitions, lambdas -- only
 #: choose which runs there are; the run's initial map enters the key by its checksum)
-_RUN_PARAMS = ("features", "first_tol_factor", "classes", "per_class", "test_per_class", "pca_dim", "n_parts", "lam", "eta", "eps", "max_iter",
+_RUN_PARAMS = ("features", "first_tol_factor", "step_tol_factor", "classes", "per_class", "test_per_class", "pca_dim", "n_parts", "lam", "eta", "eps", "max_iter",
                "inner_iter", "first_inner_iter", "solver_tol", "start_fraction", "growth", "example_images",
                "inner_solver")
 
@@ -481,7 +481,7 @@ def _train(p, task, H0, first=None):
     kind = KIND[method]
     fam = SceneBounds(model, X, y, raw_lambda(p["lam"], model.n_regions), H0, kind=kind, solver_tol=p["solver_tol"],
                       start_fraction=p["start_fraction"], growth=p["growth"],
-                      inner=_inner(p), first=first)
+                      inner=_inner(p), first=first, step_tol_factor=p.get("step_tol_factor"), refine_below=p["eps"])
     c0, t1 = time.process_time(), time.perf_counter()
     # a tolerance-rule first step may lie above b_1(w_0) by up to its tolerance: the driver's comparisons allow it
     rtol = max(1e-9, _first_tol(p)) if task.get("first_rule") == "tolerance" else 1e-9
@@ -520,7 +520,7 @@ def _train(p, task, H0, first=None):
 # --------------------------------------------------------------------------- the target
 def _scales():
     common = {"eta": 0.1, "lambdas": list(LAMBDAS), "start_fraction": 0.1, "growth": 1.25, "kmeans_iterations": 20,
-              "features": "cnn", "first_tol_factor": 10.0}
+              "features": "cnn", "first_tol_factor": 10.0, "step_tol_factor": None}
     return {
         # three classes, four images each, eight parts, 16 dimensions: seconds.  The iteration budgets are room
         # for BCFW (about 1,000 sweeps for a first step at this size); the cutting plane's solves stop within
@@ -614,6 +614,9 @@ def _per_init(runs, p, method, field):
                 "tolerance_seeds": Int(0, 50, help="random seeds whose maps are also run by CCP from a tolerance-level "
                                        "first step (column random-tol; 0: none)"),
                 "first_tol_factor": Float(0, None, lo_open=True, help="the tolerance-level first step's gap, in units of eps"),
+                "step_tol_factor": Float(0, 1, lo_open=True, optional=True, help="adaptive convex steps: step t to the "
+                                         "gap max(solver_tol, factor d_(t-1)), refined to solver_tol where the run would "
+                                         "stop (None: every step to solver_tol)"),
                 "features": Choice("cnn", "hog", help="the region features: the last CNN layer (1280-d) or greyscale "
                                    "HOG per region (144-d); pca_dim must not exceed their dimension"),
                 "inner_solver": Choice("cutting_plane", "bcfw", help="the convex steps' solver: the warm-started "

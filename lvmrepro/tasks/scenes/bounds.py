@@ -30,6 +30,10 @@
   subgradient of the bound at 0 is sought (:func:`lvmrepro.tasks.scenes.certificate.zero_certificate`); if it
   proves ``w = 0`` optimal within the target gap, the step returns 0 with that certified gap and no cutting
   planes (random part maps: the cutting plane cannot certify this point in thousands of planes).
+* **an adaptive step tolerance** (``step_tol_factor`` = kappa, ``refine_below`` = the driver's eps): step ``t``
+  is solved to the gap ``max(solver_tol, kappa d_(t-1))`` -- the accuracy the outer loop needs while it is
+  still making progress -- and, when its result would stop the run (``d_t < eps``) or not improve on
+  ``w_(t-1)``, continued (warm) to ``solver_tol``, so the step a run stops on carries the certified gap.
 * **timing**: seconds spent choosing bounds (``select_s``: sampling a random bound, searching the biased
   one, imputing the CCP one) and minimising them (``minimize_s``), for the paper's section 5.4.
 """
@@ -109,8 +113,17 @@ class SceneBounds(LSSVMBounds):
     """
 
     def __init__(self, model, X, Y, lam, H_init, *, kind="ccp", move_grid=MOVE_GRID, move_sweeps: int = 20,
-                 first: dict | None = None, zero_certificate: bool = True, certificate_iterations: int = 2000, **kw):
+                 first: dict | None = None, zero_certificate: bool = True, certificate_iterations: int = 2000,
+                 step_tol_factor: float | None = None, refine_below: float | None = None, **kw):
         super().__init__(model, X, Y, lam, H_init, kind=kind, bias=_NoBias() if kind == "biased" else None, **kw)
+        if step_tol_factor is not None:
+            step_tol_factor = float(step_tol_factor)
+            if not 0 < step_tol_factor <= 1 or refine_below is None or not float(refine_below) > 0:
+                raise ValueError("an adaptive step tolerance needs 0 < step_tol_factor <= 1 and refine_below > 0 "
+                                 f"(the driver's eps); got {step_tol_factor!r}, {refine_below!r}")
+        self.step_tol_factor = step_tol_factor
+        self.refine_below = None if refine_below is None else float(refine_below)
+        self._last_d = None       # d_(t-1) of the previous step (objective units), for the adaptive tolerance
         if first is not None:
             if not isinstance(first, dict) or not {"w", "record", "state"} <= set(first):
                 raise ValueError("first must be the dict returned by first_step (keys w, record, state)")
@@ -148,7 +161,9 @@ class SceneBounds(LSSVMBounds):
                 raise ValueError("a shared first step minimises the initial map's bound")
             self.solves.append({**first["record"], "shared": True})
             self.timing["minimize_s"] += float(first["record"]["seconds"])
-            return np.array(first["w"], dtype=np.float64)
+            w1 = np.array(first["w"], dtype=np.float64)
+            self._last_d = self.evaluate(bound, w1) - self.objective(w1)
+            return w1
         t0 = time.perf_counter()
         if self.t == 1 and self.zero_certificate and (w_prev is None or not np.any(np.asarray(w_prev))):
             # the first bound from w_0 = 0: if 0 is its minimiser within the target gap, certify it without planes
@@ -160,16 +175,31 @@ class SceneBounds(LSSVMBounds):
                                     "converged": True,
                                     "seconds": time.perf_counter() - t0, "certificate": "w = 0 (subgradient)"})
                 self.timing["minimize_s"] += time.perf_counter() - t0
+                self._last_d = 0.0
                 return np.zeros(self.model.size_w)
         b_prev = None if w_prev is None else self.evaluate(bound, w_prev)   # memoised terms at w_prev
-        r = self.session.solve(bound, w0=w_prev, tol=self.solver_tol)
-        self.solves.append({"solver": self.session.solver_name, "passes": r.passes, "gap": r.gap / self.C,
-                            "converged": r.converged,
-                            "seconds": r.runtime_s, **{k: v for k, v in r.info.items() if k in ("sweeps",)}})
+        tol = self.solver_tol
+        if self.step_tol_factor is not None and self._last_d is not None:
+            # the accuracy the outer loop needs: a fraction of the last step's progress d_(t-1), never tighter than
+            # solver_tol (the warm-started session continues from where the loose solve stopped)
+            tol = max(self.solver_tol, self.step_tol_factor * self._last_d * self.C)
+        r = self.session.solve(bound, w0=w_prev, tol=tol)
+        passes, seconds, refined = r.passes, r.runtime_s, False
+        if tol > self.solver_tol:
+            worse = b_prev is not None and self.evaluate(bound, r.w) > b_prev
+            if worse or self.evaluate(bound, r.w) - self.objective(r.w) < self.refine_below:
+                # the run would stop here (d_t < eps) or keep w_(t-1): certify the step at solver_tol first, so a
+                # stop is never an artefact of the loose tolerance
+                r = self.session.solve(bound, w0=r.w, tol=self.solver_tol)
+                passes, seconds, refined = passes + r.passes, seconds + r.runtime_s, True
+        self.solves.append({"solver": self.session.solver_name, "passes": passes, "gap": r.gap / self.C,
+                            "converged": r.converged, "tol": tol / self.C, "refined": refined,
+                            "seconds": seconds, **{k: v for k, v in r.info.items() if k in ("sweeps",)}})
         w = r.w
         if b_prev is not None and self.evaluate(bound, w) > b_prev:
             w = np.array(w_prev, dtype=np.float64)
             self.solves[-1]["kept_previous"] = True
+        self._last_d = self.evaluate(bound, w) - self.objective(w)     # the driver's d_t (memoised terms)
         self.timing["minimize_s"] += time.perf_counter() - t0
         return w
 
