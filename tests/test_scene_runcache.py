@@ -106,13 +106,14 @@ def test_run_cache_reads_back_the_computed_run_and_misses_on_changes(monkeypatch
     _same_state(f1["state"], f2["state"])
     # a run: computed once (what the caller gets is what the cache holds), then read back identically
     computed = []
-    real_train = S._train
+    from lvmrepro.experiments.gmm import scene_runs as R
+    real_train = R._train
 
     def counting_train(*a, **k):
         row = real_train(*a, **k)
         computed.append(row)
         return row
-    monkeypatch.setattr(S, "_train", counting_train)
+    monkeypatch.setattr(R, "_train", counting_train)
     r1 = S._run((p, task, H0, f1, 1))
     r2 = S._run((p, task, H0, f2, 1))
     assert len(computed) == 1 and r1 == r2
