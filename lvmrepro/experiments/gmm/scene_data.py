@@ -2,25 +2,10 @@
 normalised bag's arrays and regulariser, the discovered parts and the initial maps (cached on disk)."""
 from __future__ import annotations
 
-import hashlib
-import io
-import json
 import time
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
-
-def _source_tag() -> str:
-    """Hash of the modules whose code determines the cached parts and initial maps."""
-    import lvmrepro.tasks.scenes.init as mi
-    import lvmrepro.tasks.scenes.parts as mp
-    import lvmrepro.tasks.scenes.potts as mpo
-    h = hashlib.sha256()
-    for mod in (mp, mi, mpo):
-        h.update(Path(mod.__file__).read_bytes())
-    return h.hexdigest()[:16]
-
 
 def _data_key(p):
     """``(classes, per_class, dim, test_per_class, features)`` of a parameter set (the arguments of :func:`scene_data`)."""
@@ -69,29 +54,33 @@ def raw_lambda(lam: float, n_regions: int = 100) -> float:
 
 
 def initial_maps(p: dict, seed: int):
-    """The discovered parts' initial maps at every Potts lambda (cached on disk by data, parameters and code).
+    """The discovered parts' initial maps at every Potts lambda (memoised in the run cache ``gmm.table3.maps`` by
+    the training images, the parameters and the code of part discovery and graph cuts).
 
     Returns ``(maps, info)``: ``maps[lambda]`` int64 (n, 10, 10); ``info`` the part discovery's summary and
-    the coherence of each lambda's maps.
+    the coherence of each lambda's maps (``from_cache``: whether it was read back).
     """
-    from lvmrepro.io import atomic_write_bytes, cache_root
-    from lvmrepro.tasks.scenes.model import RBoWModel
-    from lvmrepro.tasks.scenes.init import coherence
-    from lvmrepro.tasks.scenes.parts import discover_parts
+    from lvmrepro.experiments.cache import RunCache
     data = scene_data(*_data_key(p))
-    key = hashlib.sha256(json.dumps({"images": [im.sha256 for im in data.train_images], "dim": p["pca_dim"],
-                                     **({"features": p["features"]} if p.get("features", "cnn") != "cnn" else {}),
-                                     "parts": p["n_parts"], "iterations": p["kmeans_iterations"], "seed": seed,
-                                     "lambdas": list(p["lambdas"]), "code": _source_tag()}).encode()).hexdigest()[:20]
-    path = cache_root() / "scene-initial-maps" / f"{key}.npz"
-    if path.is_file():
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                maps = {float(lam): z[f"H_{lam}"] for lam in p["lambdas"]}
-                info = json.loads(str(z["info"]))
-            return maps, {**info, "from_cache": True}
-        except (OSError, ValueError, KeyError):
-            pass
+    payload = {"images": [im.sha256 for im in data.train_images], "dim": p["pca_dim"],
+               "features": p.get("features", "cnn"), "parts": p["n_parts"], "iterations": p["kmeans_iterations"],
+               "seed": seed, "lambdas": [float(lam) for lam in p["lambdas"]]}
+    cache = RunCache("gmm.table3.maps", code=_MAP_CODE)
+    fresh = []
+
+    def compute():
+        fresh.append(True)
+        return _discover_maps(p, seed, data)
+    arrays, info = cache.memo(payload, compute, "npz")
+    maps = {float(lam): np.asarray(arrays[f"H_{float(lam)}"], dtype=np.int64) for lam in p["lambdas"]}
+    return maps, {**info, "from_cache": not fresh}
+
+
+def _discover_maps(p, seed, data):
+    """``({"H_<lambda>": maps}, info)``: part discovery, then one graph cut per lambda."""
+    from lvmrepro.tasks.scenes.init import coherence
+    from lvmrepro.tasks.scenes.model import RBoWModel
+    from lvmrepro.tasks.scenes.parts import discover_parts
     t0 = time.perf_counter()
     parts = discover_parts(data.X_train, data.y_train, data.n_classes, np.random.default_rng(seed),
                            n_parts=p["n_parts"], iterations=p["kmeans_iterations"])
@@ -101,17 +90,19 @@ def initial_maps(p: dict, seed: int):
     maps, coh, secs = {}, {}, {}
     for lam in p["lambdas"]:
         t1 = time.perf_counter()
-        maps[float(lam)] = model.init_latent(data.X_train, data.y_train, f"potts:{lam}")
+        maps[f"H_{float(lam)}"] = model.init_latent(data.X_train, data.y_train, f"potts:{lam}")
         secs[str(float(lam))] = time.perf_counter() - t1
-        coh[str(float(lam))] = coherence(maps[float(lam)])
+        coh[str(float(lam))] = coherence(maps[f"H_{float(lam)}"])
     ypred, _ = model.predict(model.init_w, data.X_test)
     info = {"parts_seconds": t_parts, "graph_cut_seconds": secs, "coherence": coh,
             "empty_clusters": int(parts.info["empty_clusters"]), "unary_scale": float(parts.scale),
             "generative_test_accuracy": 100 * float(np.mean(ypred == data.y_test))}
-    buf = io.BytesIO()
-    np.savez(buf, info=json.dumps(info), **{f"H_{lam}": maps[float(lam)] for lam in p["lambdas"]})
-    atomic_write_bytes(path, buf.getvalue())
-    return maps, {**info, "from_cache": False}
+    return maps, info
+
+
+#: the code the initial maps depend on (the run cache's code key)
+_MAP_CODE = ("lvmrepro.tasks.scenes.parts", "lvmrepro.tasks.scenes.init", "lvmrepro.tasks.scenes.potts",
+             "lvmrepro.tasks.scenes.model", "lvmrepro.engine.gmm.init", "engine/_kernels/scene*", _discover_maps)
 
 
 def _record_data(p):

@@ -10,47 +10,42 @@ from pathlib import Path
 
 import numpy as np
 
-from lvmrepro.experiments.gmm.scene_data import _data_key, raw_lambda, scene_data, training_data
-from lvmrepro.experiments.gmm.scene_protocol import BCFW_GAP_EVERY, KIND
+from lvmrepro.experiments.gmm.scene_data import _data_key, _parts_seed, initial_maps, raw_lambda, scene_data, training_data
+from lvmrepro.experiments.gmm.scene_protocol import BCFW_GAP_EVERY, KIND, METHODS, TOLERANCE_COLUMN
 
-#: The source files (relative to the package) whose code determines one training run or one shared first step:
-#: the key of the run cache (:func:`_run_key`) hashes these, and the run code of this module
-#: (:data:`_RUN_FUNCTIONS`), rather than the whole package, so a paper-scale run started now survives unrelated
-#: commits and can be finished in a later session (``lvmrepro run`` again: finished runs are read back).
-#: Whoever changes what a scene run computes in a file *not* listed here must add it.
+#: The code one training run or one shared first step executes, named for the run cache's key
+#: (:class:`~lvmrepro.experiments.cache.RunCache`): these source files (relative to the package) and the run
+#: functions below (their source text) -- not the whole package, so a paper-scale run started now survives
+#: unrelated commits and can be finished in a later session (``lvmrepro run`` again: finished runs are read
+#: back).  Whoever changes what a scene run computes in a file *not* listed here must add it.
 _RUN_SOURCES = ("tasks/scenes/*.py", "engine/lssvm/base.py", "engine/lssvm/objective.py",
                 "engine/lssvm/inner/base.py", "engine/lssvm/inner/cutting_plane.py", "engine/lssvm/inner/bcfw.py",
                 "engine/_kernels/scene.pyx", "engine/_kernels/scene_ref.py",
                 "engine/_kernels/potts_moves.pyx", "engine/_kernels/potts_moves_ref.py", "engine/_kernels/simplex_qp.pyx",
                 "engine/_kernels/simplex_qp_ref.py", "engine/gmm/driver.py", "engine/gmm/lssvm_bounds.py")
-#: this module's functions that compute a run (their source text is part of the key)
-_RUN_FUNCTIONS = ("scene_data", "training_data", "raw_lambda", "_run", "_first", "_train", "_cached", "_plain",
-                  "_inner", "_first_to_npz", "_first_from_npz", "_first_tol")
 #: the parameters a single run or first step depends on (the others -- seeds, repetitions, lambdas -- only
 #: choose which runs there are; the run's initial map enters the key by its checksum)
-_RUN_PARAMS = ("features", "first_tol_factor", "step_tol_factor", "classes", "per_class", "test_per_class", "pca_dim", "n_parts", "lam", "eta", "eps", "max_iter",
-               "inner_iter", "first_inner_iter", "solver_tol", "start_fraction", "growth", "example_images",
-               "inner_solver")
+_RUN_PARAMS = ("features", "first_tol_factor", "step_tol_factor", "classes", "per_class", "test_per_class", "pca_dim",
+               "n_parts", "lam", "eta", "eps", "max_iter", "inner_iter", "first_inner_iter", "solver_tol",
+               "start_fraction", "growth", "example_images", "inner_solver")
+
+
+def _run_code() -> tuple:
+    """:data:`_RUN_SOURCES` and the functions of this module that compute a run."""
+    return _RUN_SOURCES + (scene_data, training_data, raw_lambda, _run, _first, _train, _inner, _first_tol,
+                           _first_arrays, _first_from_arrays)
+
+
+def _cache():
+    from lvmrepro.experiments.cache import RunCache
+    return RunCache("gmm.table3", code=_run_code())
 
 
 @lru_cache(maxsize=1)
 def run_source_tag() -> str:
-    """sha256 over :data:`_RUN_SOURCES` and the source of :data:`_RUN_FUNCTIONS` (the run cache's code key)."""
-    import inspect
-    root = Path(__file__).resolve().parents[2]
-    h = hashlib.sha256()
-    for pattern in _RUN_SOURCES:
-        files = sorted(root.glob(pattern))
-        if not files:
-            raise FileNotFoundError(f"run-cache source {pattern!r} matches no file under {root}")
-        for path in files:
-            h.update(str(path.relative_to(root)).encode())
-            h.update(path.read_bytes())
-    module = globals()
-    for name in _RUN_FUNCTIONS:
-        h.update(name.encode())
-        h.update(inspect.getsource(inspect.unwrap(module[name])).encode())
-    return h.hexdigest()
+    """The run cache's code key (:func:`lvmrepro.experiments.cache.code_digest` of :func:`_run_code`)."""
+    from lvmrepro.experiments.cache import code_digest
+    return code_digest(_run_code())
 
 
 @lru_cache(maxsize=2)
@@ -62,65 +57,56 @@ def _data_digest(classes, per_class, dim, test_per_class, features="cnn") -> str
     return h.hexdigest()
 
 
-def _run_key(kind: str, p: dict, H0, task: dict | None = None) -> str:
+def _payload(kind: str, p: dict, H0, task: dict | None = None) -> dict:
+    """What one run (``kind = "run"``) or shared first step (``"first"``) depends on besides code."""
     H0 = np.ascontiguousarray(H0, dtype=np.int64)
-    payload = {"kind": kind, "params": {k: p.get(k) for k in _RUN_PARAMS}, "task": task,
-               "H0": hashlib.sha256(H0.tobytes()).hexdigest(), "H0_shape": list(H0.shape),
-               "data": _data_digest(*_data_key(p)), "code": run_source_tag()}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:32]
+    return {"kind": kind, "params": {k: p.get(k) for k in _RUN_PARAMS}, "task": task,
+            "H0": hashlib.sha256(H0.tobytes()).hexdigest(), "H0_shape": list(H0.shape),
+            "data": _data_digest(*_data_key(p))}
 
 
 def _run_path(kind: str, p: dict, H0, task: dict | None = None) -> Path:
-    """``LVMREPRO_CACHE/runs/gmm.table3/<kind>-KEY.{json,npz}``: one run's record or one shared first step."""
-    from lvmrepro.io import cache_root
-    return cache_root() / "runs" / "gmm.table3" / f"{kind}-{_run_key(kind, p, H0, task)}.{'npz' if kind == 'first' else 'json'}"
-
-
-def _cached(path: Path, compute, save, load):
-    """``load(path)`` if it reads back, else ``compute()`` saved atomically by ``save(path, value)``."""
-    if path.is_file():
-        try:
-            return load(path)
-        except (OSError, ValueError, KeyError):
-            pass     # unreadable (an interrupted write cannot happen: writes are atomic): recompute
-    value = compute()
-    save(path, value)
-    return load(path)    # the caller gets exactly what a later session reads back
+    """Where the run cache keeps one run's record (json) or one shared first step (npz)."""
+    return _cache().path(_payload(kind, p, H0, task), "npz" if kind == "first" else "json")
 
 
 def _plain(obj):
-    """``obj`` with numpy scalars and arrays as Python numbers and lists (NaN and infinities kept, unlike
-    :func:`lvmrepro.io.to_jsonable`'s default: a run record read back must equal the computed one)."""
+    """``obj`` as the run cache stores JSON (numpy scalars and arrays as Python numbers and lists)."""
     from lvmrepro.io import to_jsonable
-    return to_jsonable(obj, keep_nonfinite=True)
+    return json.loads(json.dumps(to_jsonable(obj)))
 
 
-def _save_json(path, row):
-    from lvmrepro.io import atomic_write_bytes
-    atomic_write_bytes(path, json.dumps(_plain(row), allow_nan=True).encode() + b"\n")
+def _first_arrays(first) -> tuple:
+    """A shared first step as the run cache's ``(arrays, meta)``: ``w`` and the session's warm-start state
+    (``session.state()``, keys prefixed ``state.``); meta: the solve's record."""
+    state = first["state"] or {}
+    arrays = {"w": np.asarray(first["w"], dtype=np.float64), **{f"state.{k}": v for k, v in state.items()}}
+    return arrays, first["record"]
 
 
-def _load_json(path):
-    return json.loads(path.read_text())
+def _first_from_arrays(value) -> dict:
+    """The inverse of :func:`_first_arrays` (0-d arrays back to scalars)."""
+    arrays, record = value
+    def plain(v):     # a fresh value holds Python scalars, a read-back one 0-d arrays: the same either way
+        if isinstance(v, np.ndarray):
+            return v.item() if v.ndim == 0 else np.array(v)
+        return v
+    state = {k[len("state."):]: plain(v) for k, v in arrays.items() if k.startswith("state.")}
+    return {"w": np.array(arrays["w"], dtype=np.float64), "record": record, "state": state or None}
 
 
 def _first_to_npz(path, first):
-    """A shared first step (``w``, ``record`` and the inner session's warm-start state, ``session.state()``) as
-    one npz (no pickles): the state's keys prefixed ``state.``."""
-    from lvmrepro.engine.lssvm.inner import save_state
-    from lvmrepro.io import atomic_write_bytes
-    state = first["state"] or {}
-    merged = {"solver": state.get("solver", "none"), "w": np.asarray(first["w"], dtype=np.float64),
-              "record": json.dumps(_plain(first["record"]), allow_nan=True),
-              **{f"state.{k}": v for k, v in state.items()}}
-    atomic_write_bytes(path, save_state(merged))
+    """A shared first step written as the run cache writes it (tests and tools)."""
+    from lvmrepro.io import write_npz
+    write_npz(path, *_first_arrays(first))
 
 
 def _first_from_npz(path):
-    from lvmrepro.engine.lssvm.inner import load_state
-    z = load_state(path)
-    state = {k[len("state."):]: v for k, v in z.items() if k.startswith("state.")}
-    return {"w": z["w"], "record": json.loads(z["record"]), "state": state or None}
+    from lvmrepro.io import read_npz
+    value = read_npz(path)
+    if value is None:
+        raise FileNotFoundError(f"no readable first step at {path}")
+    return _first_from_arrays(value)
 
 
 def run_cache_status(scale: str = "paper", seed: int = 0, **overrides) -> dict:
@@ -132,25 +118,22 @@ def run_cache_status(scale: str = "paper", seed: int = 0, **overrides) -> dict:
     iterations and CPU seconds.
     """
     from lvmrepro.experiments import Context, get_target, resolve_params
-    from lvmrepro.experiments.gmm.scenes import _inits, _tasks
     p = resolve_params(get_target("gmm.table3"), scale, overrides)
     ctx = Context(target="gmm.table3", scale=scale, params=p, seed=seed, progress=False)
     inits = _inits(ctx, p)
     out = {"firsts": [], "runs": []}
     for col, s, H0 in inits:
-        path = _run_path("first", p, H0)
-        entry = {"init": col, "seed_index": s, "done": path.is_file()}
-        if entry["done"]:
-            with np.load(path, allow_pickle=False) as z:
-                rec = json.loads(str(z["record"]))
+        stored = _cache().load(_payload("first", p, H0), "npz")
+        entry = {"init": col, "seed_index": s, "done": stored is not None}
+        if stored is not None:
+            rec = stored[1]
             entry.update(passes=rec.get("passes"), seconds=rec.get("seconds"), converged=rec.get("converged"))
         out["firsts"].append(entry)
     for task, H0 in _tasks(ctx, p, inits):
-        path = _run_path("run", p, H0, task)
+        row = _cache().load(_payload("run", p, H0, task))
         entry = {k: task[k] for k in ("init", "seed_index", "method", "repetition")}
-        entry["done"] = path.is_file()
-        if entry["done"]:
-            row = json.loads(path.read_text())
+        entry["done"] = row is not None
+        if row is not None:
             entry.update({k: row.get(k) for k in ("iterations", "converged", "solver_passes", "train_cpu_s",
                                                    "train_s", "accuracy", "objective")})
         out["runs"].append(entry)
@@ -167,7 +150,7 @@ def _run(args):
     def compute():
         with threadpool_limits(1 if jobs != 1 else None):
             return _train(p, task, H0, first)
-    return _cached(_run_path("run", p, H0, task), compute, _save_json, _load_json)
+    return _cache().memo(_payload("run", p, H0, task), compute)
 
 
 def _first(args):
@@ -189,7 +172,7 @@ def _first(args):
                               inner=_inner(p, first=True), rule=rule, first_tol=_first_tol(p))
     # the exact rule's entries keep their key (no task); the tolerance rule's carry the rule and its tolerance
     task = None if rule == "exact" else {"rule": rule, "first_tol": _first_tol(p)}
-    return _cached(_run_path("first", p, H0, task), compute, _first_to_npz, _first_from_npz)
+    return _first_from_arrays(_cache().memo(_payload("first", p, H0, task), lambda: _first_arrays(compute()), "npz"))
 
 
 def _first_tol(p) -> float:
@@ -256,3 +239,43 @@ def _train(p, task, H0, first=None):
             "F_trace": [float(f) for f in trace.F], "d_trace": [float(d) for d in trace.d],
             "examples": {"index": ex.tolist(), "H_init": H0[ex].tolist(), "H_final": H_final[ex].tolist()},
             "info_last": {k: v for k, v in (trace.info[-1] if trace.info else {}).items() if np.isscalar(v)}}
+
+
+# --------------------------------------------------------------------------- which runs there are
+def _inits(ctx, p):
+    """The initialisations (the columns' units): ``[(column, seed_index, H0)]``, random seeds first."""
+    maps, _ = initial_maps(p, _parts_seed(ctx))
+    data = scene_data(*_data_key(p))
+    n = len(data.y_train)
+    inits = []
+    from lvmrepro.tasks.scenes.init import random_assignment
+    for s, rng in enumerate(ctx.rngs(p["random_seeds"], key=11)):
+        inits.append(("random", s, random_assignment(n, (10, 10), p["n_parts"], rng)))
+    for lam in p["lambdas"]:
+        inits.append((str(float(lam)), 0, maps[float(lam)]))
+    return inits
+
+
+def _tasks(ctx, p, inits=None):
+    inits = _inits(ctx, p) if inits is None else inits
+    tasks = []
+    for col, s, H0 in inits:
+        for method in METHODS:
+            reps = p["repetitions"] if method == "G-MM random" else 1
+            for r in range(reps):
+                key = 1000 + 100 * len(tasks)
+                run_seed = int(ctx.seeds(1, key=key)[0].generate_state(1)[0])
+                tasks.append(({"init": col, "seed_index": s, "method": method, "repetition": r,
+                               "run_seed": run_seed}, H0))
+    # the random maps again, CCP from a tolerance-level first step (SVM-struct's rule, :func:`first_step`): does
+    # training go on where the exact first step certifies w = 0?  (column "random-tol", not a claim's unit)
+    for col, s, H0 in inits:
+        if col == "random" and s < p.get("tolerance_seeds", 0):
+            run_seed = int(ctx.seeds(1, key=90_000 + s)[0].generate_state(1)[0])
+            tasks.append(({"init": TOLERANCE_COLUMN, "seed_index": s, "method": "CCP", "repetition": 0,
+                           "run_seed": run_seed, "first_rule": "tolerance"}, H0))
+    # longest first, so the workers finish together: the coherent initialisations' runs (the random maps'
+    # runs stop after their shared first step, see the notebook), biased, then CCP, then random bounds
+    order = {"G-MM biased": 0, "CCP": 1, "G-MM random": 2}
+    tasks.sort(key=lambda t: (t[0]["init"] == "random", order[t[0]["method"]]))   # (stable: tolerance runs first)
+    return tasks

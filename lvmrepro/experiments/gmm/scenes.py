@@ -55,8 +55,8 @@ from lvmrepro.experiments.gmm.scene_results import (  # noqa: F401
     PAPER_RUN_SECONDS, _ms, _per_init, _table3_result, _tolerance_rows, table4_from,
 )
 from lvmrepro.experiments.gmm.scene_runs import (  # noqa: F401
-    _RUN_PARAMS, _RUN_SOURCES, _first, _first_from_npz, _first_tol, _first_to_npz, _plain, _run, _run_path,
-    run_cache_status, run_source_tag,
+    _RUN_PARAMS, _RUN_SOURCES, _first, _first_from_npz, _first_tol, _first_to_npz, _inits, _plain, _run, _run_path,
+    _tasks, run_cache_status, run_source_tag,
 )
 from lvmrepro.params import Choice, Float, Int, List, Param
 
@@ -95,45 +95,6 @@ def _scales():
 def _check(p):
     if len(set(p["lambdas"])) != len(p["lambdas"]):
         raise ValueError(f"lambdas must be distinct; got {p['lambdas']}")
-
-
-def _inits(ctx, p):
-    """The initialisations (the columns' units): ``[(column, seed_index, H0)]``, random seeds first."""
-    maps, _ = initial_maps(p, _parts_seed(ctx))
-    data = scene_data(*_data_key(p))
-    n = len(data.y_train)
-    inits = []
-    from lvmrepro.tasks.scenes.init import random_assignment
-    for s, rng in enumerate(ctx.rngs(p["random_seeds"], key=11)):
-        inits.append(("random", s, random_assignment(n, (10, 10), p["n_parts"], rng)))
-    for lam in p["lambdas"]:
-        inits.append((str(float(lam)), 0, maps[float(lam)]))
-    return inits
-
-
-def _tasks(ctx, p, inits=None):
-    inits = _inits(ctx, p) if inits is None else inits
-    tasks = []
-    for col, s, H0 in inits:
-        for method in METHODS:
-            reps = p["repetitions"] if method == "G-MM random" else 1
-            for r in range(reps):
-                key = 1000 + 100 * len(tasks)
-                run_seed = int(ctx.seeds(1, key=key)[0].generate_state(1)[0])
-                tasks.append(({"init": col, "seed_index": s, "method": method, "repetition": r,
-                               "run_seed": run_seed}, H0))
-    # the random maps again, CCP from a tolerance-level first step (SVM-struct's rule, :func:`first_step`): does
-    # training go on where the exact first step certifies w = 0?  (column "random-tol", not a claim's unit)
-    for col, s, H0 in inits:
-        if col == "random" and s < p.get("tolerance_seeds", 0):
-            run_seed = int(ctx.seeds(1, key=90_000 + s)[0].generate_state(1)[0])
-            tasks.append(({"init": TOLERANCE_COLUMN, "seed_index": s, "method": "CCP", "repetition": 0,
-                           "run_seed": run_seed, "first_rule": "tolerance"}, H0))
-    # longest first, so the workers finish together: the coherent initialisations' runs (the random maps'
-    # runs stop after their shared first step, see the notebook), biased, then CCP, then random bounds
-    order = {"G-MM biased": 0, "CCP": 1, "G-MM random": 2}
-    tasks.sort(key=lambda t: (t[0]["init"] == "random", order[t[0]["method"]]))   # (stable: tolerance runs first)
-    return tasks
 
 
 @target("gmm.table3", title="RBoW scene recognition: CCP vs G-MM random vs G-MM biased (5 initialisations)",
