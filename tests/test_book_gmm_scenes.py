@@ -52,3 +52,15 @@ def test_first_step_rows_and_reading_quote_the_result(res):
     text = B.first_step_reading(res)
     assert f"{min(f['d1'] for f in tol):.2g}" in text and f"of {len(tol)} random maps" in text
     assert B.init_label("random-tol") == "random, tolerance first step" and B.init_label("0.5") == "λ = 0.50"
+
+
+@needs_data
+def test_lowest_p_rows_follow_the_claims_fields(res):
+    rows = {r["claim"]: r for r in B.lowest_p_rows(res)}
+    for c in res["claims"]:
+        if c.get("wins") is None:
+            continue
+        r = rows[c["id"]]
+        assert r["ties"] == c["ties"] and r["informative pairs"] == c["wins"] + c["losses"]
+        assert r["lowest p the ties allow"] == 0.5 ** (c["wins"] + c["losses"]) if c["wins"] + c["losses"] else 1.0
+        assert r["observed p"] == c["p"] and r["lowest p the ties allow"] <= r["observed p"] + 1e-12

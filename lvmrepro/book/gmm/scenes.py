@@ -7,7 +7,8 @@
 * :func:`performance_rows` -- the scene learner's cost per run and passes per convex step;
 * :func:`first_step_rows`, :func:`first_step_reading` -- the random maps' first step under the exact rule and
   under SVM-struct's tolerance rule (column ``random-tol``), with ``d_1``;
-* :func:`init_label` -- a column's name for the tables.
+* :func:`init_label` -- a column's name for the tables;
+* :func:`lowest_p_rows` -- per paired claim, the ties and the lowest one-sided sign-test p-value they allow.
 """
 from __future__ import annotations
 
@@ -113,3 +114,19 @@ def first_step_reading(res: dict) -> str:
         text += (f", and CCP ends at {loose['accuracy']:.1f} % test accuracy (objective {loose['objective']:.4f}) "
                  f"where the exact rule stops at w = 0 ({exact['accuracy']:.1f} %, objective {exact['objective']:.4f})")
     return text + ". The random column's stall is a property of the first step's rule, not of the model."
+
+
+def lowest_p_rows(res: dict) -> list[dict]:
+    """Per paired comparative claim: its pairs, ties, informative pairs and the lowest one-sided sign-test p-value
+    those allow (every informative pair in the claim's direction: ``0.5 ** informative``) beside the observed p
+    (from the claims' structured fields, never their evidence text)."""
+    from lvmrepro import stats
+    rows = []
+    for c in res["claims"]:
+        if c.get("wins") is None or c.get("ties") is None or c.get("n") is None:
+            continue
+        informative = int(c["wins"]) + int(c["losses"])
+        rows.append({"claim": c["id"], "pairs": c["n"], "ties": c["ties"], "informative pairs": informative,
+                     "lowest p the ties allow": 0.5 ** informative if informative else 1.0,
+                     "observed p": c.get("p"), "verdict": stats.verdict_of(c)})
+    return rows
