@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from lvmrepro.experiments import target
+from lvmrepro.params import check_allocation
 from lvmrepro.stats import check
 from lvmrepro.engine.kernels import assign_nearest
 
@@ -27,6 +28,8 @@ def _trial(args):
 def _check_sizes(p):
     if p["k"] > p["n"]:
         raise ValueError(f"k = {p['k']} centres cannot be drawn from n = {p['n']} points (need k <= n)")
+    check_allocation(f"n x d = {p['n']} x {p['d']} points", (p["n"], p["d"]))
+    check_allocation(f"n x k = {p['n']} x {p['k']} distances", (p["n"], p["k"]))
 
 
 @target("toy.assign", title="Assignment kernel vs NumPy reference (contract self-test)", check_params=_check_sizes,

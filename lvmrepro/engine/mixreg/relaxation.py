@@ -50,6 +50,11 @@ class Problem:
         return self.X.shape[0]
 
 
+#: the range of a positive scale (sigma, gamma, tolerances): beyond 1e100 (or below 1e-100) squares and
+#: reciprocals of the scale overflow float64
+SCALE_MIN, SCALE_MAX = 1e-100, 1e100
+
+
 def check_positive(value, name: str) -> float:
     try:
         value = float(value)

@@ -21,6 +21,7 @@ from lvmrepro import stats
 from lvmrepro.experiments import target
 from lvmrepro.experiments.convexmr import MINMIN_GAP_TOL, PAPER_TABLE1, _seed_int
 from lvmrepro.experiments.convexmr import _fits as F
+from lvmrepro.engine.mixreg.relaxation import SCALE_MIN
 from lvmrepro.params import Bool, Float, Int, List, Param
 
 # A claim that "A beats B" on Hopkins sequences must show a mean paired improvement above one
@@ -39,12 +40,12 @@ def _paper_effect(method):
 
 
 def _grid_types():
-    return {"em_sigmas": List("float", lo=0.0, min_len=1, help="EM noise scales sigma"),
+    return {"em_sigmas": List("float", lo=SCALE_MIN, min_len=1, help="EM noise scales sigma"),
             "em_gammas": List("float", lo=0.0, min_len=1, help="EM prior precisions gamma"),
-            "cvx_gammas": List("float", lo=0.0, min_len=1, help="convex prior precisions gamma (sigma = 1)"),
+            "cvx_gammas": List("float", lo=SCALE_MIN, min_len=1, help="convex prior precisions gamma (sigma = 1)"),
             "restarts": Int(1, help="EM starts per fit, and k-means initialisations of the convex rounding"),
-            "tol": Float(0, 1e-2, help="max-min's target relative duality gap; EM's relative gain per iteration"),
-            "minmin_tol": Float(0, 1e-1, help="min-min's stopping gap (certified with max-min's lower bound)"),
+            "tol": Float(SCALE_MIN, 1e-2, help="max-min's target relative duality gap; EM's relative gain per iteration"),
+            "minmin_tol": Float(SCALE_MIN, 1e-1, help="min-min's stopping gap (certified with max-min's lower bound)"),
             "minmin_iter": Int(1, help="min-min's iteration cap")}
 
 
@@ -416,7 +417,7 @@ ALL_METHODS = ("em", "em_full", "em_hybrid", "em_truth", "maxmin", "minmin")
 @target("convexmr.all155", requires=("convexmr.tuning",),
         title="Beyond the paper: the Hopkins 155 benchmark without the Table 1 and tuning sequences",
         scales=_ALL_SCALES, notebook="notebooks/convexmr/03_hopkins",
-        params={"stride": Int(1, help="evaluate every stride-th eligible sequence (name order)"),
+        params={"stride": Int(1, 155, help="evaluate every stride-th eligible sequence (name order)"),
                 "sequences": Param("list", optional=True, item="str", choices=_sequence_choices(), min_len=1,
                                    help="evaluate these (must be eligible); none: every stride-th eligible one"),
                 "minmin_iter": Int(1, help="min-min's iteration cap")})

@@ -15,6 +15,7 @@ import numpy as np
 from lvmrepro import stats
 from lvmrepro.experiments import claim, target
 from lvmrepro.experiments.convexmr import PAPER_RUNTIME, PAPER_TABLE1, _seed_int
+from lvmrepro.engine.mixreg.relaxation import SCALE_MIN
 from lvmrepro.params import Float, Int, List
 
 #: "in the order of 3 to 4 times slower": the band of min-min / EM ratios that counts as that order (a factor of two
@@ -76,7 +77,7 @@ def _order_claim(minmin, em, note):
         params={"sequences": List(choices=tuple(PAPER_TABLE1), help="sequences timed (Table 1's)"),
                 "repeats": Int(1, help="timings per sequence and method (the median is used)"),
                 "restarts": Int(1, help="EM starts (the paper: 100), k-means initialisations of the rounding"),
-                "tol": Float(0, 1e-2, lo_open=True, help="the shared relative tolerance: EM's gain per iteration, "
+                "tol": Float(SCALE_MIN, 1e-2, help="the shared relative tolerance: EM's gain per iteration, "
                                                          "the convex methods' certified duality gap"),
                 "minmin_iter": Int(1, help="min-min's iteration cap")})
 def runtime(ctx):

@@ -16,6 +16,7 @@ import numpy as np
 from lvmrepro import stats
 from lvmrepro.experiments import target
 from lvmrepro.experiments.convexmr import MINMIN_GAP_TOL, PAPER_SYNTHETIC, _seed_int
+from lvmrepro.engine.mixreg.relaxation import SCALE_MIN
 from lvmrepro.params import Float, Int, List
 
 SWEEP_KEY, VERDICT_KEY = 11, 12
@@ -113,15 +114,17 @@ _SYN_SCALES = {
               "sweep_sym": [3.0, 10.0, 30.0, 50.0, 100.0, 300.0], "t": 30, "k": 5, "em_sigma": 1.0, "em_gamma": 1.0,
               "cvx_sigma": 1.0, "cvx_gamma": 1.0, "tol": 1e-6, "minmin_iter": 20000},
 }
+#: the most points per data set: the convex relaxation holds t x t matrices (t = 10,000: 0.8 GB each)
+T_LIMIT = 10_000
 _SYN_TYPES = {
     "repeats": Int(1, help="fresh data sets of the verdict (the paper: 10)"),
     "restarts": Int(1, help="EM starts per fit (the paper: 100), and k-means initialisations of the rounding"),
     "sweep_repeats": Int(1, help="data sets per x distribution of the sweep"),
-    "sweep_pos": List("float", lo=0.0, min_len=0, help="a of the x ~ U(0, a) readings"),
-    "sweep_sym": List("float", lo=0.0, min_len=0, help="a of the x ~ U(-a, a) readings"),
-    "t": Int(2, help="points per data set (the paper: 30)"), "k": Int(2, help="components (the paper: 5)"),
-    "em_sigma": Float(0, lo_open=True), "em_gamma": Float(0), "cvx_sigma": Float(0, lo_open=True),
-    "cvx_gamma": Float(0, lo_open=True), "tol": Float(0, 1e-2, lo_open=True), "minmin_iter": Int(1),
+    "sweep_pos": List("float", lo=0.0, lo_open=True, hi=1e6, min_len=0, help="a of the x ~ U(0, a) readings"),
+    "sweep_sym": List("float", lo=0.0, lo_open=True, hi=1e6, min_len=0, help="a of the x ~ U(-a, a) readings"),
+    "t": Int(2, T_LIMIT, help="points per data set (the paper: 30)"), "k": Int(2, help="components (the paper: 5)"),
+    "em_sigma": Float(SCALE_MIN), "em_gamma": Float(0), "cvx_sigma": Float(SCALE_MIN),
+    "cvx_gamma": Float(SCALE_MIN), "tol": Float(SCALE_MIN, 1e-2), "minmin_iter": Int(1),
 }
 
 

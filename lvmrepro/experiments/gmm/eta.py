@@ -28,7 +28,7 @@ def _check_params(p):
 # --------------------------------------------------------------------------- Figure 2
 @target("gmm.fig2", title="Figure 2: effect of the progress coefficient eta on G-MM (D31, GMM-200)",
         notebook="notebooks/gmm/03_eta", item="Figure 2", check_params=_check_params,
-        params={**COMMON_PARAMS, "etas": List("float", lo=0, hi=1, min_len=2, help="progress coefficients (0, 1]")},
+        params={**COMMON_PARAMS, "etas": List("float", lo=0, hi=1, lo_open=True, min_len=2, help="progress coefficients (0, 1]")},
         scales={"smoke": {**COMMON, "trials": 2, "datasets": ["D31"], "etas": [0.05, 0.5, 1.0]},
                 "default": {**COMMON, "trials": 3, "datasets": ["D31", "GMM-200"], "etas": [0.02, 0.1, 0.3, 1.0]},
                 "paper": {**COMMON, "trials": 50, "datasets": ["D31", "GMM-200"],

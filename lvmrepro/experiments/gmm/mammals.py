@@ -19,7 +19,7 @@ from lvmrepro.experiments.gmm.mammals_runs import (GMM_PARAMS, GMM_SCALES, METHO
                                                    train_group)
 from lvmrepro.params import Int
 from lvmrepro.stats import mean_std
-from lvmrepro.tasks.mammals.data import INITIALISATIONS as INITS, prefetch_features, split_examples
+from lvmrepro.tasks.mammals.data import INITIALISATIONS as INITS, TRAIN_PER_SPLIT, prefetch_features, split_examples
 
 # G-MM paper, Table 2 (p. 7): mean +- std over five folds; objective (8), test error in %.
 PAPER_GMM_TABLE2 = {
@@ -324,7 +324,7 @@ def gmm_fig3(ctx):
 @target("gmm.fig6", requires=("gmm.table2",), title="Final latent boxes of CCP, G-MM random, G-MM biased on example training images",
         scales={"smoke": {"n_images": 3}, "default": {"n_images": 6}, "paper": {"n_images": 12}},
         paper=PAPER_GMM_FIG6, notebook="notebooks/gmm/05_mammals", item="Figure 6",
-        params={"n_images": Int(1, help="example images shown")},
+        params={"n_images": Int(1, TRAIN_PER_SPLIT, help="example images shown (training images of a split)")},
         artifacts={})
 def gmm_fig6(ctx):
     """Example training images (top-left init, first split) with each method's final box.  The claims of

@@ -9,8 +9,9 @@ import time
 
 import numpy as np
 
-from lvmrepro.params import Float, Int, List
-from lvmrepro.tasks.mammals.data import INITIALISATIONS as INITS, initial_positions, relative_positions, split_examples
+from lvmrepro.params import Float, Int, List, Seed
+from lvmrepro.tasks.mammals.data import (INITIALISATIONS as INITS, TEST_PER_SPLIT, TRAIN_PER_SPLIT, initial_positions,
+                                         relative_positions, split_examples)
 from lvmrepro.tasks.mammals.model import build
 
 METHODS = ("CCP", "G-MM random", "G-MM biased")
@@ -139,8 +140,8 @@ def check_params(p):
 GMM_PARAMS = {
     "splits": List("int", lo=1, hi=5, help="splits (1..5)"),
     "inits": List(choices=INITS, help="initial latent positions"),
-    "n_train": Int(2, optional=True, help="training images per split (null: all)"),
-    "n_test": Int(1, optional=True, help="test images per split (null: all)"),
+    "n_train": Int(2, TRAIN_PER_SPLIT, optional=True, help="training images per split (null: all 245)"),
+    "n_test": Int(1, TEST_PER_SPLIT, optional=True, help="test images per split (null: all 26)"),
     "lam": Float(0, lo_open=True, help="lambda of objective (8)"),
     "eta": Float(0, 1, lo_open=True, help="progress coefficient of G-MM"),
     "eps": Float(0, lo_open=True, help="stopping threshold on d_t"),
@@ -148,8 +149,8 @@ GMM_PARAMS = {
     "solver_tol": Float(0, lo_open=True, help="duality gap of every bound minimisation (units of F)"),
     "start_fraction": Float(0, 1, lo_open=True, help="G-MM random: first subset fraction"),
     "growth": Float(1, help="G-MM random: subset growth per iteration"),
-    "n_folds": Int(2, help="G-MM biased: folds of multi-fold MIL"),
-    "subsample_seed": Int(0, help="seed of the image subsample (smoke)"),
+    "n_folds": Int(2, TRAIN_PER_SPLIT, help="G-MM biased: folds of multi-fold MIL"),
+    "subsample_seed": Seed(help="seed of the image subsample (smoke)"),
     "eta_grid": List("float", lo=0, hi=1, min_len=0, help="eta sensitivity values, in (0, 1]"),
     "eta_splits": List("int", lo=1, hi=5, min_len=0, help="splits of the eta sensitivity"),
     "eta_methods": List(choices=METHODS[1:], min_len=0, help="G-MM variants of the eta sensitivity"),

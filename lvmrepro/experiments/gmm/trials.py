@@ -22,7 +22,7 @@ import numpy as np
 from lvmrepro import stats
 from lvmrepro.engine.gmm.init import INITS, initialise
 from lvmrepro.engine.gmm.kmeans import EMPTY_RULES, KMeansFamily, gmm_kmeans, kmeans
-from lvmrepro.params import Choice, Float, Int, List
+from lvmrepro.params import Choice, Float, Int, List, Seed
 from lvmrepro.tasks.clustering.data import CLUSTERING_SETS as DATASETS
 from lvmrepro.tasks.clustering.data import load_clustering as load
 
@@ -114,7 +114,7 @@ COMMON_PARAMS = {
     "walk_sweeps": Int(1, help="random-walk length per bound, in sweeps of n proposals"),
     "eps_rel": Float(0, 1, lo_open=True, hi_open=True, help="stopping threshold eps as a fraction of F(w_0)"),
     "empty": Choice(*EMPTY_RULES, help="what happens to the centre of a dead cluster"),
-    "data_seed": Int(0, help="seed of the generated data sets (Norm-25, GMM-200)"),
+    "data_seed": Seed(help="seed of the generated data sets (Norm-25, GMM-200)"),
     "trials": Int(1, help="trials per data set and initialisation"),
     "datasets": List(choices=tuple(sorted(DATASETS)), help="clustering data sets"),
 }

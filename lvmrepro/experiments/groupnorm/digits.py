@@ -79,6 +79,14 @@ _PARAMS = {
 }
 
 
+def _check_sizes(p):
+    """Subsample sizes, and the timed test images (drawn from a pair's whole test set), within every pair's data."""
+    from lvmrepro.tasks.digits.data import check_pair_sizes
+    check_pair_sizes([parse_pair(x) for x in p["pairs"]], p["n_train"], p["n_test"])
+    if p.get("n_time") is not None:
+        check_pair_sizes([parse_pair(x) for x in p["pairs"]], None, p["n_time"], names=(None, "n_time"))
+
+
 def _prepare(ctx):
     from lvmrepro.tasks.digits.data import load_digit_pair
     names = list(dict.fromkeys(ctx.params["pairs"]))
@@ -110,7 +118,7 @@ def _seed_artifact(seeds):
                        {"lam_sensitivity": LAM_SENSITIVITY}),
         params={**_PARAMS, "lam_sensitivity": Param("list", item="float", lo=0.0, lo_open=True, min_len=0,
                                                      help="further lambda values fitted (certified) for the sensitivity table")},
-        artifacts={"summary": "per pair and fit at the headline lambda: block counts, objective, certificate, "
+        check_params=_check_sizes, artifacts={"summary": "per pair and fit at the headline lambda: block counts, objective, certificate, "
                    "iterations and traces", "lam_sensitivity": "the same for the certified fits at the other lambdas"})
 def fig2(ctx):
     """Rows: one per (pair, fit, lam, block) with the block's norm and its fit's iterations / certificate.
@@ -229,6 +237,7 @@ def fig2_claims(cert: list[dict], sub: list[dict]) -> list[dict]:
 
 
 def _check_table1(p):
+    _check_sizes(p)
     bad = [k for k in p["ks"] if k % 2]
     if bad:
         raise ValueError(f"ks must be even (k/2 angles per label for the uniform baseline); got {bad}")
@@ -344,7 +353,7 @@ def _table1_task(item):
         params={**_PARAMS, "n_time": Int(1, optional=True, help="test images timed per pair; none = all"),
                 "k": Int(1, N_BLOCKS, help="blocks kept by the sparse model"),
                 "repeats": Int(1, help="interleaved timing repeats (the paired unit of the speed-up claim)")},
-        artifacts={})
+        check_params=_check_sizes, artifacts={})
 def table2(ctx):
     from lvmrepro.tasks.digits.data import load_digit_pair, rotated_pca_slow
     from lvmrepro.datasets.loaders import load_mnist

@@ -316,6 +316,8 @@ def check_fig3_params(p):
         raise ValueError(f"C must be distinct positive numbers; got {p['C']}")
     if len(set(p["pairs"])) != len(p["pairs"]):
         raise ValueError(f"pairs must be distinct; got {p['pairs']}")
+    from lvmrepro.tasks.digits.data import check_pair_sizes
+    check_pair_sizes([parse_pair(x) for x in p["pairs"]], p["n_train"], p["n_test"])
 
 
 FIG3_PARAMS = {

@@ -11,11 +11,11 @@ import time
 import numpy as np
 
 from lvmrepro.tasks.mammals.data import (
-    initial_positions, prefetch_features, split_examples,
+    TEST_PER_SPLIT, TRAIN_PER_SPLIT, initial_positions, prefetch_features, split_examples,
 )
 from lvmrepro import stats
 from lvmrepro.experiments import claim, target
-from lvmrepro.params import Float, Int, List
+from lvmrepro.params import Float, Int, List, Seed
 from lvmrepro.tasks.mammals.model import build
 
 # SPL paper, Table 2 (p. 8): mean +- std over five folds.
@@ -149,11 +149,11 @@ def _check_table2_params(p):
 
 TABLE2_PARAMS = {
     "splits": List("int", lo=1, hi=5, help="which of the five 90/10 splits"),
-    "n_train": Int(2, optional=True, help="training images per split (none: all 245)"),
-    "n_test": Int(1, optional=True, help="test images per split (none: all 26)"),
+    "n_train": Int(2, TRAIN_PER_SPLIT, optional=True, help="training images per split (none: all 245)"),
+    "n_test": Int(1, TEST_PER_SPLIT, optional=True, help="test images per split (none: all 26)"),
     "C": Float(0, lo_open=True), "eps": Float(0, 1, lo_open=True, hi_open=True),
     "gap_tol": Float(0, lo_open=True, help="inner duality gap"),
-    "mu": Float(1, lo_open=True), "T0": Int(0), "max_iter": Int(1), "subsample_seed": Int(0),
+    "mu": Float(1, lo_open=True), "T0": Int(0), "max_iter": Int(1), "subsample_seed": Seed(),
     "record_split": Int(1, 5, help="the split whose boxes Figure 4 shows"),
 }
 

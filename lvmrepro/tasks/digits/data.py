@@ -32,6 +32,28 @@ import numpy as np
 from lvmrepro.io import read_npz, write_npz
 
 DIGIT_PAIRS = ((1, 7), (2, 7), (3, 8), (8, 9))
+#: images per digit in the registered MNIST files (train, test); tests/test_groupnorm_digits.py checks them
+MNIST_DIGIT_COUNTS = {"train": (5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949),
+                      "test": (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009)}
+
+
+def pair_size(pair, split: str = "train") -> int:
+    """Images of digit pair ``(a, b)`` in MNIST's ``split`` (known before the data are read)."""
+    a, b = pair
+    return MNIST_DIGIT_COUNTS[split][a] + MNIST_DIGIT_COUNTS[split][b]
+
+
+def check_pair_sizes(pairs, n_train=None, n_test=None, *, names=("n_train", "n_test")) -> None:
+    """Refuse (before any work) a subsample larger than a pair's training or test set: a result must not record
+    a size it did not use."""
+    for key, n, split in ((names[0], n_train, "train"), (names[1], n_test, "test")):
+        if n is None:
+            continue
+        for pair in pairs:
+            size = pair_size(pair, split)
+            if n > size:
+                raise ValueError(f"{key} = {n} is more than the {size} {split} images of digit pair "
+                                 f"{pair[0]}-{pair[1]}")
 ANGLES = np.linspace(-60.0, 60.0, 11)
 N_COMPONENTS = 10
 _SCHEME = 1  # bump when the feature definition changes
@@ -165,6 +187,7 @@ def pair_subsample(pair, n_train=None, n_test=None, seed: int = 0):
     are the kept training images' MNIST indices)."""
     d = load_digit_pair(*pair)
     rng = np.random.default_rng(seed)
+    check_pair_sizes([pair], n_train, n_test)
     tr = np.arange(len(d.y_train)) if n_train is None or n_train >= len(d.y_train) else \
         np.sort(rng.choice(len(d.y_train), n_train, replace=False))
     te = np.arange(len(d.y_test)) if n_test is None or n_test >= len(d.y_test) else \

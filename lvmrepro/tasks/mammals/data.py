@@ -46,6 +46,8 @@ from lvmrepro.io import cache_root, read_npy, write_npy
 
 CLASSES = ("bison", "deer", "elephant", "giraffe", "llama", "rhino")
 N_SPLITS = 5
+#: images per split of the registered data (every split: 245 training, 26 test; tests/test_mammals_data.py checks)
+TRAIN_PER_SPLIT, TEST_PER_SPLIT = 245, 26
 WINDOW_CELLS = (8, 6)  # (wide, high), as in the original 31 x 48 = 1488-dim features
 HOG_PARAMS = {"orientations": 9, "pixels_per_cell": 8, "cells_per_block": 2, "block_norm": "L2-Hys",
               "version": 1}
@@ -320,8 +322,11 @@ INITIALISATIONS = ("center", "top-left", "random")
 
 
 def stratified_subset(examples, n_keep, seed):
-    """Deterministic class-stratified subset of ``n_keep`` examples (all when None), in original order."""
-    if n_keep is None or n_keep >= len(examples):
+    """Deterministic class-stratified subset of ``n_keep`` examples (all when None), in original order;
+    ``n_keep`` above the number of examples is refused (a result must not record a size it did not use)."""
+    if n_keep is not None and n_keep > len(examples):
+        raise ValueError(f"cannot keep {n_keep} of {len(examples)} examples")
+    if n_keep is None or n_keep == len(examples):
         return list(examples)
     rng = np.random.default_rng(seed)
     labels = np.array([e.label for e in examples])
