@@ -23,7 +23,7 @@ import numpy as np
 
 from lvmrepro import stats
 from lvmrepro.experiments import target
-from lvmrepro.params import Float, Int, List
+from lvmrepro.params import SEED_LIMIT, Float, Int, List
 
 PAPER_FIG1 = {
     "source": "Kumar, Packer & Koller (NIPS 2010), Sec. 5.1 and Fig. 1",
@@ -167,6 +167,11 @@ def _check(p):
         raise ValueError(f"tight_eps ({p['tight_eps']}) must be smaller than eps ({p['eps']})")
     if len(set(p["splits"])) != len(p["splits"]):
         raise ValueError("splits must be distinct seeds")
+    from lvmrepro.tasks.coref.data import N_DOCUMENTS
+    for key, have in (("train_docs", p["n_train"]), ("test_docs", N_DOCUMENTS - p["n_train"])):
+        if p[key] is not None and p[key] > have:
+            raise ValueError(f"{key} = {p[key]} is more than the {have} documents of that side of a split "
+                             f"(n_train = {p['n_train']} of {N_DOCUMENTS})")
 
 
 _GRID = [float(f"{c:.4g}") for c in np.logspace(-2, 2, 20)]
@@ -186,7 +191,7 @@ SCALES = {
               "mu": 1.3, "T0": 2, "max_iter": 100, "gap_windows": 100},
 }
 PARAMS = {
-    "splits": List("int", lo=0, help="seeds of the random 50/50 document splits"),
+    "splits": List("int", lo=0, hi=SEED_LIMIT, help="seeds of the random 50/50 document splits"),
     "losses": List(choices=LOSSES, help="training losses"),
     "C": List("float", lo=0, help="the C grid (positive)"),
     "n_train": Int(1, 99, help="training documents of a split (the rest are test documents)"),
