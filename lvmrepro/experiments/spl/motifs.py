@@ -106,6 +106,16 @@ def svmstruct_first_solve(model, X, Y, H, C: float, eps: float, *, max_planes: i
 
 
 # --------------------------------------------------------------------------- data
+def check_balanced_size(key, k, labels, protein, fold) -> None:
+    """A label-balanced subsample of ``k`` needs ``k // 2`` positives and ``k - k // 2`` negatives: refuse a
+    larger one (a result must not record a size it did not use)."""
+    labels = np.asarray(labels)
+    pos, neg = int(np.sum(labels == 1)), int(np.sum(labels == -1))
+    if k is not None and (k // 2 > pos or k - k // 2 > neg):
+        raise ValueError(f"{key} = {k} is more than a label-balanced subsample of protein {protein} fold {fold} "
+                         f"can hold ({pos} positive and {neg} negative sequences)")
+
+
 def fold_arrays(protein: str, fold: int, n_train=None, n_test=None, subsample_seed: int = 0):
     """``(X, Y, Xt, Yt, test_kind)`` of one protein-fold; ``n_train``/``n_test`` (even) take a seeded,
     label-balanced subsample (the smoke and default scales)."""
@@ -114,8 +124,9 @@ def fold_arrays(protein: str, fold: int, n_train=None, n_test=None, subsample_se
 
     def take(ps, k, salt):
         X, Y = np.asarray(ps.codes), np.asarray(ps.labels)
-        if k is None or k >= len(Y):
+        if k is None or k == len(Y):
             return np.ascontiguousarray(X), Y.astype(np.int64)
+        check_balanced_size(("n_train", "n_test")[salt], k, Y, protein, fold)
         rng = np.random.default_rng([subsample_seed, salt, int(protein), fold])
         pos, neg = np.flatnonzero(Y == 1), np.flatnonzero(Y == -1)
         idx = np.sort(np.r_[rng.choice(pos, k // 2, replace=False), rng.choice(neg, k - k // 2, replace=False)])
@@ -293,7 +304,10 @@ def table1(ctx):
     p = ctx.params
     for protein in sorted(set(p["proteins"]) | set(p["sensitivity_proteins"])):
         for fold in range(1, 6):
-            load_fold(protein, fold)   # verify and record the data files before the workers start
+            f = load_fold(protein, fold)   # verify and record the data files before the workers start
+            if fold in set(p["folds"]) | set(p["sensitivity_folds"]):
+                check_balanced_size("n_train", p["n_train"], f.train.labels, protein, fold)
+                check_balanced_size("n_test", p["n_test"], f.test.labels, protein, fold)
     seeds = [int(s.generate_state(1)[0]) for s in ctx.seeds(p["seeds"])]
     tasks = [(pr, f, k, seeds[k], p, {}) for pr in p["proteins"] for f in p["folds"] for k in range(p["seeds"])]
     tasks += [(pr, f, 0, seeds[0], p, v) for v in VARIANTS for pr in p["sensitivity_proteins"]
