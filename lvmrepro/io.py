@@ -99,6 +99,38 @@ def remove_stale_temporaries(folder, *, now: float | None = None) -> list[Path]:
     return removed
 
 
+def check_regular_file(path, max_bytes: int, what: str = "file") -> int:
+    """Before reading ``path``: it must be a regular file (not a folder, device, FIFO or socket: ``/dev/zero``
+    would be read forever) of at most ``max_bytes`` bytes.  Returns its size; FileNotFoundError or a
+    one-line ValueError naming the file otherwise."""
+    import stat as _stat
+    path = Path(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} {path} does not exist") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+    if _stat.S_ISDIR(st.st_mode):
+        raise ValueError(f"{what} {path} is a folder, not a file")
+    if not _stat.S_ISREG(st.st_mode):
+        raise ValueError(f"{what} {path} is not a regular file (a device, pipe or socket)")
+    if st.st_size > max_bytes:
+        raise ValueError(f"{what} {path} has {st.st_size} bytes, more than the {max_bytes} bytes such a file can have")
+    return st.st_size
+
+
+def read_bounded(path, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of the regular file ``path`` (:func:`check_regular_file`), never more than ``max_bytes``
+    even if it grows while being read."""
+    check_regular_file(path, max_bytes, what)
+    with open(path, "rb") as f:
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"{what} {path} has more than the {max_bytes} bytes such a file can have")
+    return data
+
+
 def check_output_dir(folder, result_path=None) -> Path:
     """Make sure ``folder`` exists (or can be created), is a folder and is writable, and that
     ``result_path`` inside it is not a folder -- before any work, so a run never fails at the end."""

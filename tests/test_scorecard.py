@@ -5,6 +5,7 @@ import re
 import pytest
 
 from lvmrepro.book import scorecard
+from lvmrepro.experiments import seal
 
 
 def _result(target, claims, scale="smoke", runtime=2.0):
@@ -18,7 +19,7 @@ def _result(target, claims, scale="smoke", runtime=2.0):
 def results_dir(tmp_path):
     for res in [_result("gmm.table1", [True, False, None]), _result("spl.fig3", [True]),
                 _result("toy.demo", [True], runtime=100.0)]:
-        (tmp_path / f"{res['target']}.json").write_text(json.dumps(res))
+        (tmp_path / f"{res['target']}.json").write_text(json.dumps(seal(res)))
     (tmp_path / "broken.json").write_text("{not json")
     return tmp_path
 
@@ -59,7 +60,8 @@ def test_summary_counts_per_paper_and_state_in_book_order(results_dir):
 
 
 def test_run_facts_leave_out_non_paper_targets(results_dir):
-    assert scorecard.run_facts(results_dir) == {"scales": ["smoke"], "n_results": 2, "runtime_s": 4.0}
+    assert scorecard.run_facts(results_dir) == {"scales": ["smoke"], "n_results": 2, "runtime_s": 4.0,
+                                                "not_shown": [("broken.json", "not a JSON file")]}
 
 
 # Layout: any states (here the item states the verdict rules will produce, and one nobody knows).
@@ -118,7 +120,7 @@ def test_stand_in_items_and_book_reductions_are_marked(tmp_path):
                          "evidence": "why", "reason": "why"})
     t1 = _result("gmm.table1", [True], scale="paper")
     for res in (t3, t1):
-        (tmp_path / f"{res['target']}.json").write_text(json.dumps(res))
+        (tmp_path / f"{res['target']}.json").write_text(json.dumps(seal(res)))
     by = {(i["paper"], i["item"]): i for i in scorecard.collect(tmp_path)}
     scene, clustering = by[("gmm", "Table 3")], by[("gmm", "Table 1")]
     assert scene["scale"] == "paper (book reduction)" and "15-Scene" in scene["stand_in"]

@@ -18,7 +18,8 @@ def store_dir(tmp_path, monkeypatch):
 
 def _toy_result(tmp_path, **overrides):
     res = experiments.run("toy.assign", "smoke", out=tmp_path / "out", progress=False, **overrides)
-    res = dict(res, git_commit="0123456789abcdef0123456789abcdef01234567")   # as if run from a commit
+    # as if run from a commit (the result is sealed again: run() seals what it ran)
+    res = experiments.seal(dict(res, git_commit="0123456789abcdef0123456789abcdef01234567"))
     path = tmp_path / "toy.assign.json"
     path.write_text(json.dumps(res))
     return res, path
@@ -45,7 +46,7 @@ def test_store_refuses_overridden_parameters(tmp_path, store_dir):
 
 def test_store_refuses_a_dirty_checkout_and_invalid_files(tmp_path, store_dir):
     res, path = _toy_result(tmp_path)
-    path.write_text(json.dumps(dict(res, git_commit=res["git_commit"] + "-dirty")))
+    path.write_text(json.dumps(experiments.seal(dict(res, git_commit=res["git_commit"] + "-dirty"))))
     with pytest.raises(ValueError, match="uncommitted"):
         stored.store(path)
     path.write_text(json.dumps({k: v for k, v in res.items() if k != "claims"}))

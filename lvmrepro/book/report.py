@@ -186,11 +186,29 @@ def own_runtime_s(result: dict) -> float:
     return max(0.0, runtime - inner)
 
 
-def load_results(results_dir) -> list[dict]:
+def load_results(results_dir, *, refused: list | None = None) -> list[dict]:
+    """The result files in ``results_dir`` whose body matches the sha256 it records
+    (:func:`lvmrepro.experiments.check_sealed`; :func:`lvmrepro.experiments.run` seals every result it writes);
+    a file that does not -- damaged, or edited after its run -- is never shown as a result: ``refused`` (a
+    list) receives ``(file name, why)`` for each."""
+    from lvmrepro.experiments.cache import MAX_RESULT_BYTES, _no_constant
+    from lvmrepro.experiments.contract import check_sealed
+    from lvmrepro.io import read_bounded
     out = []
     for path in sorted(Path(results_dir).glob("*.json")):
         try:
-            out.append(json.loads(path.read_text()))
-        except json.JSONDecodeError:
+            data = json.loads(read_bounded(path, MAX_RESULT_BYTES, "result file").decode("utf-8"),
+                              parse_constant=_no_constant)
+            if not isinstance(data, dict) or not isinstance(data.get("target"), str):
+                raise ValueError("not a result (a JSON object with a target)")
+            check_sealed(data, path.name)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            if refused is not None:
+                refused.append((path.name, "not a JSON file"))
             continue
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            if refused is not None:
+                refused.append((path.name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
+            continue
+        out.append(data)
     return out

@@ -118,9 +118,10 @@ def summary(items) -> dict:
 def run_facts(results_dir) -> dict:
     """The scale(s), number of result files and total recorded runtime behind a scorecard (each target's own
     computation, so an upstream target computed inside another's run is counted once)."""
-    results = [r for r in load_results(results_dir) if r["target"].split(".", 1)[0] in PAPERS]
+    refused = []
+    results = [r for r in load_results(results_dir, refused=refused) if r["target"].split(".", 1)[0] in PAPERS]
     return {"scales": sorted({r["scale"] for r in results}), "n_results": len(results),
-            "runtime_s": sum(own_runtime_s(r) for r in results)}
+            "runtime_s": sum(own_runtime_s(r) for r in results), "not_shown": refused}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,4 +303,9 @@ def front_page_html(counts: dict, facts: dict, scale: str, chapter_links: dict) 
         f"<div><strong>{facts['n_results']}</strong> result files</div>"
         f"<div>total recorded runtime <strong>{facts['runtime_s'] / 60:.1f} min</strong></div>"
         "</div>")
+    not_shown = facts.get("not_shown", [])
+    if not_shown:
+        facts_html += ('<div class="lvm-not-shown"><strong>Not shown</strong> (not valid results, or edited after '
+                       "their run): " + "; ".join(f"{html.escape(n)}: {html.escape(why)}" for n, why in not_shown)
+                       + "</div>")
     return f'<div id="lvm-summary" class="lvm-summary">{facts_html}{summary_html(counts, chapter_links)}</div>'

@@ -7,9 +7,12 @@ runs), and its result file is kept in the package (``lvmrepro/book/stored_runs/T
 ``lvmrepro store RESULT.json``.  The chapter shows it beside the build's own run, labelled with its commit,
 date and cost; it is never counted in the scorecard, which counts what the build ran.
 
-A stored result is accepted only if it passes the result contract and used the scale's own parameters
-(not the book's reduction, not an override; :func:`load` refuses one whose scale has changed since), and
-:func:`differences` names the data files whose registered checksum has changed, so that a page never shows a stale stored run unlabelled.
+A stored result is accepted only if it passes the result contract, its body matches the sha256 it records
+(a file edited after its run -- a flipped verdict, changed rows -- is refused by :func:`store` and by
+:func:`load`, and the page says it is not shown and why), and it used the scale's own parameters (not the
+book's reduction, not an override; :func:`load` refuses one whose scale has changed since); :func:`store`
+takes only a result of the current schema with its cache key and artifacts.  :func:`differences` names the
+data files whose registered checksum has changed, so that a page never shows a stale stored run unlabelled.
 """
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from pathlib import Path
 from lvmrepro.io import atomic_write_json, to_jsonable
 
 STORED_DIR = Path(__file__).resolve().parent / "stored_runs"
+#: the largest result file store and load read (the paper-scale scene table's is under a megabyte)
+MAX_BYTES = 64 * 2 ** 20
 
 
 def path(name: str, scale: str = "paper") -> Path:
@@ -32,11 +37,15 @@ def exists(name: str, scale: str = "paper") -> bool:
 
 
 def _read(file: Path) -> dict:
+    from lvmrepro.experiments.cache import _no_constant
+    from lvmrepro.io import read_bounded
     try:
-        data = json.loads(Path(file).read_bytes().decode("utf-8"))
+        raw = read_bounded(file, MAX_BYTES, "result file")
     except FileNotFoundError:
         raise FileNotFoundError(f"no result file at {file}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"{file} is not a JSON result file ({exc.__class__.__name__}: {exc})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{file} must hold a JSON object")
@@ -44,11 +53,14 @@ def _read(file: Path) -> dict:
 
 
 def _check(data: dict, where) -> dict:
-    from lvmrepro.experiments import get_target, resolve_params, validate_result
+    from lvmrepro.experiments import check_sealed, get_target, resolve_params, validate_result
     try:
         validate_result(data)
     except (ValueError, TypeError, KeyError) as exc:
         raise ValueError(f"{where}: not a valid result ({exc})") from None
+    check_sealed(data, where)
+    if not data["rows"]:
+        raise ValueError(f"{where}: a result without rows shows nothing")
     tgt = get_target(data["target"])
     own = to_jsonable(resolve_params(tgt, data["scale"], None))
     changed = sorted(k for k in set(own) | set(data.get("params", {})) if own.get(k) != data["params"].get(k))
@@ -60,7 +72,14 @@ def _check(data: dict, where) -> dict:
 
 def store(result_file, *, overwrite: bool = False) -> Path:
     """Validate the result file ``result_file`` and copy it to :data:`STORED_DIR`; return the new path."""
+    from lvmrepro.experiments import SCHEMA_VERSION
     data = _read(result_file)
+    if data.get("schema") != SCHEMA_VERSION:
+        raise ValueError(f"{result_file}: schema {data.get('schema')!r}; only a result of this code's schema "
+                         f"({SCHEMA_VERSION}) is stored (rerun it)")
+    for key in ("cache_key", "artifacts"):
+        if key not in data:
+            raise ValueError(f"{result_file}: a stored result must record its {key}")
     _check(data, result_file)
     if str(data.get("git_commit", "")).endswith("-dirty") or data.get("git_commit") == "unknown":
         raise ValueError(f"{result_file} was made from a checkout with uncommitted changes ({data['git_commit']}); "

@@ -40,8 +40,8 @@ from lvmrepro.experiments.context import (  # noqa: F401
     Context, check_jobs, check_seed, default_out_dir, git_commit, package_version, run,
 )
 from lvmrepro.experiments.contract import (  # noqa: F401
-    CHECK_KEYS, CLAIM_KEYS, COMPARATIVE_KEYS, REQUIRED_KEYS, SCHEMA_VERSION, check_by_id, claim, claim_by_id,
-    row_where, rows_where, validate_result,
+    BODY_HASH, CHECK_KEYS, CLAIM_KEYS, COMPARATIVE_KEYS, REQUIRED_KEYS, SCHEMA_VERSION, body_sha256, check_by_id,
+    check_sealed, claim, claim_by_id, row_where, rows_where, seal, validate_result,
 )
 from lvmrepro.experiments.registry import (  # noqa: F401
     SCALES, Target, book_params, check_scale, get_target, resolve_params, target, targets,

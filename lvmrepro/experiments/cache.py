@@ -7,9 +7,12 @@ import hashlib
 import json
 from pathlib import Path
 
-from lvmrepro.experiments.contract import SCHEMA_VERSION, validate_result
+from lvmrepro.experiments.contract import SCHEMA_VERSION, check_sealed, validate_result
 from lvmrepro.experiments.registry import Target, get_target, resolve_params
 from lvmrepro.io import cache_root, to_jsonable
+
+#: the largest result file read back (the paper-scale scene table's is under a megabyte)
+MAX_RESULT_BYTES = 256 * 2 ** 20
 
 
 _SOURCE_HASH: str | None = None
@@ -49,28 +52,38 @@ def cache_path(name: str, key: str) -> Path:
 
 
 def _read_result(path: Path, key: str) -> dict | None:
-    """The result stored at ``path`` if it is a readable result with this key, else None (a damaged or
-    foreign file is treated as absent and will be overwritten atomically)."""
+    """The result stored at ``path`` if it is a readable result with this key whose body still matches its
+    recorded sha256, else None (a damaged, edited or foreign file is treated as absent and will be
+    overwritten atomically by the recomputed result)."""
+    from lvmrepro.io import read_bounded
     try:
         if not path.is_file():
             return None
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        data = json.loads(read_bounded(path, MAX_RESULT_BYTES, "result file").decode("utf-8"),
+                          parse_constant=_no_constant)
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
     if not isinstance(data, dict) or data.get("cache_key") != key:
         return None
     try:
         validate_result(data)
+        check_sealed(data)
     except (ValueError, TypeError, KeyError):
         return None
     return data
 
 
+def _no_constant(word):
+    """JSON has no NaN or Infinity (Python's reader accepts them): a result file holding one is not valid."""
+    raise ValueError(f"{word} is not a JSON number")
+
+
 def _stored_key(path: Path) -> str | None:
+    from lvmrepro.io import read_bounded
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads(read_bounded(path, MAX_RESULT_BYTES, "result file").decode("utf-8"))
         return data.get("cache_key") if isinstance(data, dict) else None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from lvmrepro import provenance
 from lvmrepro.experiments.cache import _read_result, _stored_key, cache_key, cache_path, verify_data
-from lvmrepro.experiments.contract import SCHEMA_VERSION, validate_result
+from lvmrepro.experiments.contract import SCHEMA_VERSION, seal, validate_result
 from lvmrepro.experiments.registry import _TARGETS, check_scale, get_target, resolve_params
 from lvmrepro.io import atomic_write_json, check_output_dir, remove_stale_temporaries, to_jsonable
 
@@ -185,7 +185,7 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
         "artifacts": out_obj.get("artifacts", {}),
         "upstream": ctx.upstream,
     }
-    result = to_jsonable(result)
+    result = seal(to_jsonable(result))
     validate_result(result)
     atomic_write_json(cache_path(name, key), result)
     _publish(path, result, upstream=_upstream)

@@ -1,10 +1,21 @@
 """The result contract: what every result file holds, checked by :func:`validate_result` before it is written
-or served, and the constructor of decided claims that are not paired comparisons (:func:`claim`)."""
+or served, and the constructor of decided claims that are not paired comparisons (:func:`claim`).
+
+Every result is sealed (:func:`seal`): it records the sha256 of its own body (``body_sha256``, over the
+canonical JSON of every other field).  A cached or stored result whose body no longer matches its hash --
+edited after its run: a flipped verdict, changed rows -- is never served or shown as a result
+(:func:`check_sealed`)."""
 from __future__ import annotations
+
+import hashlib
+import json
+import math
 
 from lvmrepro.experiments.registry import _TARGETS, check_scale
 
-SCHEMA_VERSION = 3   # 3: every claim states its verdict word (lvmrepro.stats.VERDICTS)
+SCHEMA_VERSION = 4   # 3: every claim states its verdict word (lvmrepro.stats.VERDICTS); 4: sealed (body_sha256)
+#: the field that holds the sha256 of the rest of the result
+BODY_HASH = "body_sha256"
 # Claims written before the verdict helper (id, statement, holds, evidence only, no decision rule).  Every
 # chapter now decides its claims through lvmrepro.stats or claim(..., test=, n=): such a claim is refused.
 ALLOW_LEGACY_CLAIMS = False
@@ -61,6 +72,37 @@ def row_where(result: dict, **match) -> dict:
     return rows[0]
 
 
+def body_sha256(result: dict) -> str:
+    """sha256 of a result's body: the canonical JSON (sorted keys, no whitespace, strict numbers) of every
+    field but :data:`BODY_HASH`.  The same after a write and a read: results hold JSON values only."""
+    body = {k: v for k, v in result.items() if k != BODY_HASH}
+    try:
+        text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"a result must hold JSON values only (finite numbers): {exc}") from None
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def seal(result: dict) -> dict:
+    """``result`` with :data:`BODY_HASH` set to the sha256 of its body (see :func:`body_sha256`)."""
+    return {**{k: v for k, v in result.items() if k != BODY_HASH}, BODY_HASH: body_sha256(result)}
+
+
+def check_sealed(result: dict, where="the result") -> None:
+    """Raise ValueError unless ``result`` records its body's sha256 and its body still matches it."""
+    recorded = result.get(BODY_HASH) if isinstance(result, dict) else None
+    if not isinstance(recorded, str):
+        raise ValueError(f"{where} records no sha256 of its body ({BODY_HASH}): it cannot be told from an edited "
+                         "file, so it is not shown as a result")
+    if body_sha256(result) != recorded:
+        raise ValueError(f"{where} was edited after its run: its body no longer matches its recorded sha256 "
+                         f"({BODY_HASH}), so it is not shown as a result")
+
+
+def _count_or_none(value) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+
+
 REQUIRED_KEYS = {"target": str, "scale": str, "seeds": dict, "data": list, "runtime_s": float,
                  "version": str, "git_commit": str, "rows": list, "claims": list}
 CLAIM_KEYS = {"id", "statement", "holds", "evidence", "test", "n"}
@@ -82,6 +124,18 @@ def validate_result(result: dict) -> None:
             raise ValueError(f"result field {key!r} should be {typ.__name__}, got {type(result[key]).__name__}")
     if "paper" not in result:
         raise ValueError("result is missing 'paper'")
+    schema = result.get("schema")
+    if schema is not None and (isinstance(schema, bool) or not isinstance(schema, int)
+                               or not 1 <= schema <= SCHEMA_VERSION):
+        raise ValueError(f"result schema {schema!r} is not one this code reads (1 to {SCHEMA_VERSION})")
+    if (schema or 0) >= 4 and BODY_HASH not in result:
+        raise ValueError(f"result of schema {schema} is missing {BODY_HASH!r}")
+    for key in ("runtime_s", "own_runtime_s"):
+        if key in result and not (isinstance(result[key], (int, float)) and not isinstance(result[key], bool)
+                                  and math.isfinite(result[key]) and result[key] >= 0):
+            raise ValueError(f"result field {key!r} must be a finite number of seconds >= 0; got {result[key]!r}")
+    if not all(isinstance(r, dict) for r in result["rows"]):
+        raise ValueError("every row of a result must be an object")
     check_scale(result["scale"])
     for d in result["data"]:
         if not isinstance(d, dict) or set(d) != {"name", "sha256"}:
@@ -94,6 +148,12 @@ def validate_result(result: dict) -> None:
             raise ValueError(f"claim {c.get('id')!r} is missing {sorted(missing)}")
         if c["holds"] not in (True, False, None):
             raise ValueError(f"claim {c['id']!r}: holds must be true, false or null")
+        for key in ("n", "wins", "losses", "ties", "dropped", "successes"):
+            if key in c and not _count_or_none(c[key]):
+                raise ValueError(f"claim {c['id']!r}: {key} must be a count (an integer >= 0) or null; got {c[key]!r}")
+        p = c.get("p")
+        if p is not None and not (isinstance(p, (int, float)) and not isinstance(p, bool) and 0.0 <= p <= 1.0):
+            raise ValueError(f"claim {c['id']!r}: p must be a probability in [0, 1] or null; got {p!r}")
         if "verdict" in c or result.get("schema", 0) >= 3:
             if c.get("verdict") not in VERDICTS:
                 raise ValueError(f"claim {c['id']!r}: verdict must be one of {VERDICTS}; got {c.get('verdict')!r}")
@@ -116,8 +176,12 @@ def validate_result(result: dict) -> None:
                 raise ValueError(f"comparative claim {c['id']!r} has no practical threshold")
     for c in result.get("checks", []):
         if not isinstance(c, dict) or not CHECK_KEYS <= set(c) or not isinstance(c["passed"], bool):
-            raise ValueError(f"check {c!r} must have id, statement, passed (true/false), evidence")
+            raise ValueError(f"check {c!r:.200} must have id, statement, passed (true/false), evidence")
+        if "n" in c and not _count_or_none(c["n"]):
+            raise ValueError(f"check {c['id']!r}: n must be a count (an integer >= 0) or null; got {c['n']!r}")
     check_artifacts(result)
+    if BODY_HASH in result:     # last: a body that is wrong in itself is named for what is wrong
+        check_sealed(result)
 
 
 def check_artifacts(result: dict) -> None:
