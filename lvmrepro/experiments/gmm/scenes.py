@@ -95,6 +95,12 @@ def _scales():
 def _check(p):
     if len(set(p["lambdas"])) != len(p["lambdas"]):
         raise ValueError(f"lambdas must be distinct; got {p['lambdas']}")
+    from lvmrepro.tasks.scenes.data import PER_CLASS
+    n_train = len(p["classes"] or _CLASS_NAMES) * (p["per_class"] or PER_CLASS)
+    beyond = [i for i in p["example_images"] if i >= n_train]
+    if beyond:
+        raise ValueError(f"example_images {beyond} lie beyond the {n_train} training images of this run "
+                         f"(indices 0..{n_train - 1})")
 
 
 @target("gmm.table3", title="RBoW scene recognition: CCP vs G-MM random vs G-MM biased (5 initialisations)",
