@@ -165,7 +165,10 @@ def to_jsonable(obj, *, keep_nonfinite: bool = False):
 
 # --------------------------------------------------------------------------- cache entries
 #: what a damaged cache entry raises while it is read (truncated, emptied, bit-flipped, not an archive)
-_DAMAGED = (OSError, EOFError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile, zlib.error)
+_DAMAGED = (OSError, EOFError, ValueError, KeyError, TypeError, UnicodeDecodeError, zipfile.BadZipFile, zlib.error,
+            MemoryError)   # a bit-flipped .npy header can declare a huge shape
+#: the same, for readers of cache entries kept in their own format (``except DAMAGED: recompute``)
+DAMAGED = _DAMAGED
 
 
 def write_npz(path, arrays: dict, meta=None) -> Path:
