@@ -8,6 +8,7 @@ line asking to report it); an interrupted run exits with 130.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -37,6 +38,9 @@ def _run_targets(args):
     check_scale(args.scale)
     check_jobs(args.jobs)
     check_seed(args.seed)
+    from lvmrepro.parallel import scheduler, use_scheduler
+    if args.scheduler is not None or scheduler():     # checked and probed first: before any work
+        use_scheduler(args.scheduler if args.scheduler is not None else scheduler())
     if args.target == "all":
         names = [n for n in targets() if not n.startswith("toy.")]
     else:
@@ -56,10 +60,10 @@ def _run_targets(args):
         if unknown:
             raise ValueError(f"no target has a parameter {unknown[0]!r}")
     if args.out is not None:
+        if not str(args.out).strip():
+            raise ValueError("--out must name a folder; got an empty path (use --out . for the current folder)")
+        args.out = Path(args.out)
         check_output_dir(args.out)
-    if args.scheduler:
-        from lvmrepro.parallel import use_scheduler
-        use_scheduler(args.scheduler)
     for name in names:
         given = {k: v for k, v in overrides.items() if k in get_target(name).scales[args.scale]}
         result = run(name, args.scale, out=args.out, jobs=args.jobs, seed=args.seed, force=args.force,
@@ -103,9 +107,27 @@ def cmd_store(args) -> int:
     return 0
 
 
+#: a command-line word that is a negative number (``-1e-3``, ``-.5``, ``-inf``): a value, not an option
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``lvmrepro: error: ...``, exit 2) and negative numbers as values
+    (``-p w0 -1e-3``)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
+
+    def error(self, message):
+        self.exit(2, f"lvmrepro: error: {self.prog.split()[-1] if ' ' in self.prog else ''}"
+                     f"{': ' if ' ' in self.prog else ''}{message.splitlines()[0] if message else 'bad arguments'} "
+                     f"(see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="lvmrepro", description=__doc__.split("\n\n")[0])
-    sub = p.add_subparsers(dest="command", required=True)
+    p = _Parser(prog="lvmrepro", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     ls = sub.add_parser("list", help="list the tables and figures that can be run: each target's title, the "
                                      "module:function that computes it and the notebook that shows it")
     ls.add_argument("--artifacts", action="store_true", help="also the artifacts each target declares")
@@ -114,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a table or figure (or 'all') and write DIR/TARGET.json")
     r.add_argument("target")
     r.add_argument("--scale", default="default", help="smoke, default or paper")
-    r.add_argument("--out", type=Path, default=None, help="result directory (default results/SCALE)")
+    r.add_argument("--out", default=None, help="result directory (default results/SCALE)")
     r.add_argument("--jobs", type=int, default=1, help="parallel trials (-1: all cores)")
     r.add_argument("--seed", type=int, default=0, help="base seed (a non-negative integer)")
     r.add_argument("--force", action="store_true", help="recompute even if a cached result matches")

@@ -5,28 +5,129 @@ of ``items`` whatever the backend, each item carries its own seed, and each runs
 one thread, so where (and beside what) a trial ran never changes the result.  Worker processes that go idle exit after :data:`IDLE_WORKER_TIMEOUT_S` seconds, and
 an interrupted map shuts its pool down, so a killed or stopped run does not leave workers behind for
 long.  :func:`use_scheduler` switches every later map to joblib's Dask backend on a ``dask.distributed``
-cluster (``lvmrepro run --scheduler tcp://HOST:8786`` or ``LVMREPRO_SCHEDULER``).
+cluster (``lvmrepro run --scheduler tcp://HOST:8786`` or ``LVMREPRO_SCHEDULER``).  A scheduler address is
+checked before any work: its form (``tcp://HOST:PORT``), then a connection and the start of Dask's
+handshake, all within :data:`SCHEDULER_TIMEOUT_S` (a port that accepts and never answers, or a peer that
+answers as something else -- an HTTP server -- is a one-line error, not a hang or a huge allocation); the
+client is closed at interpreter exit.
 """
 from __future__ import annotations
 
 import os
+import socket
+import struct
 import time
 from typing import Callable
+from urllib.parse import urlsplit
 
 IDLE_WORKER_TIMEOUT_S = 10
+#: ``jobs`` may ask for at most this many worker processes per usable core (more only oversubscribes the
+#: cores and can exhaust the process limit)
+JOBS_PER_CORE = 4
+#: seconds a scheduler has to accept a connection and start Dask's handshake (a scheduler answers in
+#: milliseconds; a silent peer must not hold a run for long)
+SCHEDULER_TIMEOUT_S = 5.0
+#: seconds Dask's client then has to connect (after the probe passed) and to close
+CLIENT_TIMEOUT_S = 10.0
+#: the largest first handshake message a Dask scheduler sends (a few hundred bytes in practice)
+MAX_HANDSHAKE_BYTES = 1 << 20
 _SCHEDULER: str | None = None
 _CLIENT = None
 
 
 def use_scheduler(address: str | None) -> None:
-    """Send parallel maps to the Dask scheduler at ``address`` (None: back to local processes)."""
-    global _SCHEDULER, _CLIENT
-    if address is not None and (not isinstance(address, str) or not address.strip()):
-        raise ValueError(f"the scheduler address must be like tcp://HOST:8786; got {address!r}")
-    if _CLIENT is not None:
-        _CLIENT.close()
-        _CLIENT = None
+    """Send parallel maps to the Dask scheduler at ``address`` (None: back to local processes).  The address
+    is checked and the scheduler probed (:func:`probe_scheduler`) here, before any work."""
+    global _SCHEDULER
+    if address is not None:
+        probe_scheduler(address)
+    _close_client()
     _SCHEDULER = address
+
+
+def parse_scheduler_address(address) -> tuple[str, int]:
+    """``(host, port)`` of ``tcp://HOST:PORT`` (IPv6 hosts in brackets), or a one-line ValueError."""
+    form = f"the scheduler address must be like tcp://HOST:8786; got {address!r:.80}"
+    if not isinstance(address, str) or not address.strip() or any(c.isspace() for c in address.strip()):
+        raise ValueError(form)
+    try:
+        parts = urlsplit(address.strip())
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        raise ValueError(form) from None
+    if parts.scheme != "tcp" or not host or port is None or parts.path not in ("", "/") or parts.query \
+            or parts.username or parts.password:
+        raise ValueError(form)
+    if not 1 <= port <= 65535:
+        raise ValueError(form)
+    return host, port
+
+
+def probe_scheduler(address, timeout: float = SCHEDULER_TIMEOUT_S) -> None:
+    """Connect to ``address`` and read the first message of Dask's handshake (a scheduler sends it as soon as
+    it accepts), all within ``timeout`` seconds; a one-line ValueError if the address is malformed, nothing
+    answers, or the peer does not speak Dask's protocol.  Dask's own client would wait on a silent peer
+    beyond its timeout and size its read buffer from whatever 8 bytes an HTTP server sends first."""
+    host, port = parse_scheduler_address(address)
+    deadline = time.monotonic() + timeout
+
+    def remaining():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout()
+        return left
+    try:
+        with socket.create_connection((host, port), timeout=remaining()) as sock:
+            head = b""
+            while len(head) < 8:
+                sock.settimeout(remaining())
+                chunk = sock.recv(8 - len(head))
+                if not chunk:
+                    raise ValueError(f"the Dask scheduler at {address} closed the connection during the handshake")
+                head += chunk
+            (nbytes,) = struct.unpack("<Q", head)
+            if not 0 < nbytes <= MAX_HANDSHAKE_BYTES:
+                raise ValueError(f"{address} answered, but not as a Dask scheduler (it sent {head!r:.40} where a "
+                                 "handshake starts)")
+            got = 0
+            while got < nbytes:
+                sock.settimeout(remaining())
+                chunk = sock.recv(min(65536, nbytes - got))
+                if not chunk:
+                    raise ValueError(f"the Dask scheduler at {address} closed the connection during the handshake")
+                got += len(chunk)
+    except socket.timeout:
+        raise ValueError(f"the Dask scheduler at {address} did not answer within {timeout:g} s") from None
+    except OSError as exc:
+        raise ValueError(f"cannot reach the Dask scheduler at {address}: {exc.strerror or exc}") from None
+
+
+def _close_client() -> None:
+    global _CLIENT
+    if _CLIENT is not None:
+        client, _CLIENT = _CLIENT, None
+        try:
+            client.close(timeout=CLIENT_TIMEOUT_S)
+        except Exception:  # noqa: BLE001 - best effort: the scheduler may be gone
+            pass
+
+
+import atexit as _atexit  # noqa: E402 - registered next to what it closes
+
+_atexit.register(_close_client)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says, else the CPU count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def max_jobs() -> int:
+    """The most parallel workers ``jobs`` may ask for: :data:`JOBS_PER_CORE` per usable core."""
+    return JOBS_PER_CORE * usable_cores()
 
 
 def scheduler() -> str | None:
@@ -40,9 +141,11 @@ def _dask_client(address: str):
             from distributed import Client
         except ImportError:
             raise ValueError("a Dask scheduler was given but dask.distributed is not installed") from None
+        probe_scheduler(address)    # an address from LVMREPRO_SCHEDULER is first seen here
+        _close_client()
         try:
-            _CLIENT = Client(address, timeout="10s", set_as_default=False)
-        except OSError as exc:
+            _CLIENT = Client(address, timeout=f"{CLIENT_TIMEOUT_S:g}s", set_as_default=False)
+        except (OSError, TimeoutError) as exc:
             raise ValueError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
     return _CLIENT
 
@@ -119,7 +222,9 @@ def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progre
             from tqdm.auto import tqdm
             it = tqdm(items, desc=desc, leave=False)
         return [_one_thread(func, x) for x in it]
-    results = _parallel(func, [items[i] for i in order], jobs, address, desc, show)
+    # never more workers than items: 30 jobs for 3 trials would start 30 processes to run 3
+    workers = len(items) if jobs == -1 else min(jobs, len(items))
+    results = _parallel(func, [items[i] for i in order], workers, address, desc, show)
     out = [None] * len(items)
     for pos, i in enumerate(order):
         out[i] = results[pos]

@@ -10,9 +10,11 @@ import ast
 import tempfile
 from pathlib import Path
 
-from lvmrepro.params import Choice, Int, Param, infer
+from lvmrepro.params import Choice, Int, Param, Seed, infer
 
-KNOWN = {"jobs": Int(-1), "seed": Int(0)}
+KNOWN = {"jobs": Int(-1), "seed": Seed()}
+#: the largest notebook file rerun reads (the chapters' are tens of kilobytes)
+MAX_NOTEBOOK_BYTES = 16 * 2 ** 20
 
 
 def notebook_parameters(nb) -> dict[str, Param]:
@@ -43,11 +45,11 @@ def rerun_notebook(notebook, parameters: dict, output=None, *, from_text: bool =
     that path.  ``from_text``: the values are command-line words to parse."""
     import jupytext
 
+    from lvmrepro.io import check_regular_file
     src = Path(notebook)
-    if not src.is_file():
-        raise FileNotFoundError(f"notebook {src} does not exist")
     if src.suffix != ".md":
         raise ValueError(f"expected a MyST markdown notebook (.md), got {src}")
+    check_regular_file(src, MAX_NOTEBOOK_BYTES, "notebook")
     nb = jupytext.read(src)
     specs = notebook_parameters(nb)
     checked = {}
@@ -55,6 +57,9 @@ def rerun_notebook(notebook, parameters: dict, output=None, *, from_text: bool =
         if key not in specs:
             raise ValueError(f"{src.name} has no parameter {key!r}; its parameters are {', '.join(sorted(specs))}")
         checked[key] = specs[key].parse(key, value) if from_text else specs[key].check(key, value)
+        if key == "jobs":    # the same rule as lvmrepro run --jobs, before the notebook starts
+            from lvmrepro.experiments import check_jobs
+            check_jobs(checked[key])
     tag = "-".join(f"{k}-{v}" for k, v in checked.items()) or "rerun"
     out = Path(output) if output else src.with_name(f"{src.stem}.{tag}.ipynb")
     if out.is_dir():

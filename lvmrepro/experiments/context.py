@@ -27,8 +27,14 @@ def check_seed(seed) -> int:
 
 
 def check_jobs(jobs) -> int:
+    """``jobs`` as an int: -1 (all cores) or 1 .. :func:`lvmrepro.parallel.max_jobs` (four per usable core)."""
+    from lvmrepro.parallel import JOBS_PER_CORE, max_jobs, usable_cores
     if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs == 0 or jobs < -1:
-        raise ValueError(f"jobs must be a positive integer or -1 (all cores); got {jobs!r}")
+        raise ValueError(f"jobs must be a positive integer or -1 (all cores); got {jobs!r:.40}")
+    if jobs > max_jobs():
+        shown = f"{int(jobs):.3g}" if jobs > 10 ** 6 else str(int(jobs))
+        raise ValueError(f"jobs = {shown} is more than {JOBS_PER_CORE} per usable core ({usable_cores()} here): "
+                         f"at most {max_jobs()}, or -1 for all cores")
     return int(jobs)
 
 
