@@ -91,10 +91,31 @@ def test_found_on_search_path(tmp_path, monkeypatch):
 
 def test_checksum_mismatch_names_file(tmp_path, monkeypatch):
     (tmp_path / "d").mkdir()
-    (tmp_path / "d" / "a.txt").write_bytes(b"corrupted")
+    (tmp_path / "d" / "a.txt").write_bytes(b"corrupt!")
     monkeypatch.setenv("LVMREPRO_DATA", str(tmp_path))
     reg = Registry([make_entry("d/a.txt", b"original")])
     with pytest.raises(ChecksumMismatch, match=r"checksum mismatch for data file 'd/a.txt' at .*a.txt"):
+        reg.fetch("d/a.txt")
+
+
+def test_a_file_of_another_size_is_refused_before_hashing(tmp_path, monkeypatch):
+    """Issue 32: a registered file replaced by a 16 GB sparse file was hashed in full; the registry knows the
+    size, so it is refused at once (and a pipe in its place is not read)."""
+    import os
+    import time
+    (tmp_path / "d").mkdir()
+    with open(tmp_path / "d" / "a.txt", "wb") as f:
+        f.truncate(16 * 10 ** 9)
+    monkeypatch.setenv("LVMREPRO_DATA", str(tmp_path))
+    reg = Registry([make_entry("d/a.txt", b"original")])
+    t0 = time.monotonic()
+    with pytest.raises(ChecksumMismatch, match=r"size mismatch for data file 'd/a.txt' at .*16000000000 bytes, "
+                                               r"the registry expects 8"):
+        reg.fetch("d/a.txt")
+    assert time.monotonic() - t0 < 2
+    (tmp_path / "d" / "a.txt").unlink()
+    os.mkfifo(tmp_path / "d" / "a.txt")
+    with pytest.raises(DataFileMissing, match="is not a regular file"):
         reg.fetch("d/a.txt")
 
 

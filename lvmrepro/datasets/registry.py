@@ -117,6 +117,9 @@ class Registry:
             if candidate.is_dir():
                 raise DataFileMissing(f"data file {name!r}: {candidate} is a folder, not the registered file; "
                                       f"{entry.how_to_get()}")
+            if candidate.exists() and not candidate.is_file():
+                raise DataFileMissing(f"data file {name!r}: {candidate} is not a regular file (a device, pipe or "
+                                      f"socket); {entry.how_to_get()}")
             if candidate.is_file():
                 if not os.access(candidate, os.R_OK):
                     raise DataFileMissing(f"data file {name!r} at {candidate} cannot be read (permission denied)")
@@ -162,7 +165,18 @@ def _sha256_memo(path: str, size: int, mtime_ns: int) -> str:
 
 
 def verify(path: Path, entry: Entry) -> None:
+    """Raise unless ``path`` is a regular file with the registered size and sha256 -- the size first, so a
+    replaced file (a 16 GB sparse file, a device) is refused before a byte is hashed."""
+    import stat as _stat
     st = path.stat()
+    if not _stat.S_ISREG(st.st_mode):
+        raise ChecksumMismatch(f"data file {entry.name!r} at {path} is not a regular file; replace it with the "
+                               f"original ({entry.how_to_get()}).")
+    if st.st_size != entry.size:
+        raise ChecksumMismatch(
+            f"size mismatch for data file {entry.name!r} at {path}: {st.st_size} bytes, the registry expects "
+            f"{entry.size}. The file is corrupt or not the registered one; replace it with the original "
+            f"({entry.how_to_get()}).")
     digest = _sha256_memo(str(path.resolve()), st.st_size, st.st_mtime_ns)
     if digest != entry.sha256:
         raise ChecksumMismatch(
