@@ -116,9 +116,10 @@ def load(path=None) -> dict | None:
     path = Path(path) if path is not None else default_path()
     if not path.is_file():
         return None
+    from lvmrepro.io import read_bounded
     try:
-        doc = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
+        doc = json.loads(read_bounded(path, 64 * 2 ** 20, "benchmark result file").decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
     return check(doc)
 
