@@ -290,7 +290,7 @@ def _number(x) -> str:
     """A bound as a reader writes it: 245, 1000000, 0.01, 1e+12, 2**63-1."""
     if x == SEED_LIMIT:
         return "2**63-1"
-    if float(x).is_integer() and abs(x) <= COUNT_LIMIT:
+    if (isinstance(x, int) and abs(x) < 10 ** 15) or (float(x).is_integer() and abs(x) <= COUNT_LIMIT):
         return str(int(x))
     return f"{x:g}"
 

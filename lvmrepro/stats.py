@@ -28,6 +28,8 @@ import math
 
 import numpy as np
 
+from lvmrepro.params import check_allocation, check_count
+
 MIN_PAIRS = 5
 ALPHA = 0.05
 TESTS = ("sign", "wilcoxon")
@@ -179,6 +181,8 @@ def bootstrap_ci(d, *, level: float = 0.95, n_boot: int = 4000, seed: int = 0) -
     level = _unit_interval(level, "level")
     if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive integer; got {n_boot!r}")
+    check_count(n_boot, "n_boot", lo=1)
+    check_allocation(f"the bootstrap of {len(d)} differences x n_boot = {n_boot} resamples", (n_boot, len(d)))
     if len(d) < 2:
         return float(d[0]), float(d[0])
     rng = np.random.default_rng(seed)
@@ -360,6 +364,12 @@ def untestable(id: str, statement: str, reason: str, evidence: str = "") -> dict
 
 
 def check(id: str, statement: str, passed, evidence: str, n: int | None = None) -> dict:
-    """A property our code guarantees or verifies (an invariant, a certified gap, a touching bound)."""
+    """A property our code guarantees or verifies (an invariant, a certified gap, a touching bound).
+    ``passed``: a boolean (NaN, None or a number other than 0 and 1 is refused: bool(nan) is True)."""
+    if not isinstance(passed, (bool, np.bool_)) and not (
+            isinstance(passed, (int, np.integer)) and passed in (0, 1)):
+        raise ValueError(f"check {id!r}: passed must be true or false; got {passed!r:.40}")
+    if n is not None:
+        n = check_count(n, f"check {id!r}: n", hi=2 ** 62)
     return {"id": id, "statement": statement, "passed": bool(passed), "evidence": evidence,
             "n": None if n is None else int(n)}

@@ -114,3 +114,76 @@ def test_subsamples_larger_than_the_data_are_refused_by_the_loaders():
         stratified_subset([1, 2, 3], 4, 0)
     with pytest.raises(ValueError, match="n_test = 5000 is more than the 2163 test images of digit pair 1-7"):
         check_pair_sizes([(1, 7)], None, 5000)
+
+
+# --------------------------------------------------------------------------- the public functions (classes 9, 10)
+def _chain():
+    import fuzz_cases
+    return fuzz_cases._chain_problem()
+
+
+def _api_cases():
+    from lvmrepro import stats
+    from lvmrepro.engine.kernels import rbow_class_scores, rbow_latent_completion
+    from lvmrepro.engine.lssvm import CCCP, EnumerableStatesModel, Groups
+    from lvmrepro.engine.mixreg import em
+    from lvmrepro.tasks.components.glyph import hog_glyph
+    from lvmrepro.tasks.motifs.model import MotifModel
+    from lvmrepro.tasks.scenes.certificate import zero_certificate
+    from lvmrepro.tasks.scenes.potts import icm_labelling, potts_labelling
+    rng = np.random.default_rng(0)
+    A, B, Y, start = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 3)), np.array([0, 1]), np.zeros((2, 4), int)
+    X = np.column_stack([np.arange(20.0), np.ones(20)])
+
+    def icm(**kw):
+        args = dict(A=A, B=B, Y=Y, grid=(2, 2), lam=0.5, start=start)
+        args.update(kw)
+        return lambda: icm_labelling(**args)
+    return {
+        # sizes that drove allocations without a limit
+        "EnumerableStatesModel(size_w=1e13)": (lambda: EnumerableStatesModel(np.zeros((2, 2), int), 3, size_w=1e13), "size_w"),
+        "EnumerableStatesModel(offsets 2**62)": (lambda: EnumerableStatesModel(np.array([[0, 2 ** 62], [3, 6]]), 3), "offsets"),
+        "zero_certificate(n_parts=1e12)": (lambda: zero_certificate(np.zeros((3, 2, 2), int), np.array([0, 1, 0]), 2, 1e12, 1.0), "n_parts"),
+        "hog_glyph(cell_px=1e5)": (lambda: hog_glyph(np.ones(1260), cell_px=10 ** 5), "cell_px"),
+        "bootstrap_ci(n_boot=1e10)": (lambda: stats.bootstrap_ci(np.arange(5.0), n_boot=10 ** 10), "n_boot"),
+        "em(restarts=1e12)": (lambda: em(X, X[:, 0], 2, restarts=10 ** 12, rng=0), "restarts"),
+        "Groups(index 2**62)": (lambda: Groups([np.array([2 ** 62])]), "group indices"),
+        "MotifModel(seq_length=1e12)": (lambda: MotifModel(10, 3, 10 ** 12), "seq_length"),
+        # bad input accepted silently
+        "icm_labelling(NaN unaries)": (icm(A=np.where(A > 0, np.nan, A)), "NaN"),
+        "icm_labelling(inf class weights)": (icm(B=np.full((2, 3), np.inf)), "NaN or infinite"),
+        "icm_labelling(float labels)": (icm(Y=Y + 0.5), "integers"),
+        "icm_labelling(float start)": (icm(start=start + 0.5), "integers"),
+        "icm_labelling(float grid)": (icm(grid=(2.5, 2)), "grid size"),
+        "potts_labelling(float init)": (lambda: potts_labelling(rng.standard_normal((2, 2, 3)), 0.3,
+                                                                init=np.full((2, 2), 0.5)), "integers"),
+        "rbow_class_scores(complex)": (lambda: rbow_class_scores(np.zeros((2, 3, 4)) + 1j, np.zeros((2, 4))), "real"),
+        "rbow_latent_completion(float labels)": (lambda: rbow_latent_completion(np.zeros((2, 3, 4)), np.zeros((2, 4)),
+                                                                                np.array([0.5, 1.0])), "integers"),
+        "rbow_latent_completion(bool labels)": (lambda: rbow_latent_completion(np.zeros((2, 3, 4)), np.zeros((2, 4)),
+                                                                               np.array([True, False])), "integers"),
+        "rbow_latent_completion(str labels)": (lambda: rbow_latent_completion(np.zeros((2, 3, 4)), np.zeros((2, 4)),
+                                                                              np.array(["a", "b"])), "integers"),
+        "stats.check(passed=nan)": (lambda: stats.check("c", "s", float("nan"), "e"), "passed must be true or false"),
+        # late or unclear messages
+        "CCCP(C=5e-324)": (lambda: CCCP(_chain()[0], 5e-324).fit(*_chain()[1:3], H0=_chain()[3]), "C must be"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_api_cases()))
+def test_public_functions_refuse_before_allocating_or_casting(name):
+    call, match = _api_cases()[name]
+    with pytest.raises(ValueError, match=match) as exc:
+        call()
+    assert "\n" not in str(exc.value)
+
+
+def test_icm_takes_a_fortran_ordered_start_and_leaves_it_alone():
+    from lvmrepro.tasks.scenes.potts import icm_labelling
+    rng = np.random.default_rng(1)
+    A, B, Y = rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 3)), np.array([0, 1])
+    start = np.asfortranarray(rng.integers(0, 3, (2, 4)))
+    kept = start.copy()
+    out = icm_labelling(A, B, Y, (2, 2), 0.5, start)
+    assert np.array_equal(out, icm_labelling(A, B, Y, (2, 2), 0.5, np.ascontiguousarray(start)))
+    assert np.array_equal(start, kept)

@@ -9,7 +9,9 @@ import numpy as np
 
 from lvmrepro.engine._kernels import assign as _assign
 from lvmrepro.engine._kernels import assign_ref as _assign_ref
-from lvmrepro.engine.validation import MAX_COORDINATE, as_float_matrix, as_float_vector, check_k
+from lvmrepro.engine.validation import (
+    MAX_COORDINATE, as_float_matrix, as_float_vector, as_index_array, as_real_array, check_k,
+)
 
 
 def assign_nearest(X, centers, *, backend: str = "cython"):
@@ -135,8 +137,8 @@ def motif_feature_counts(codes, starts, weights, motif_length: int, order: int, 
     return motif, background
 
 def _check_rbow_scores(A, B):
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    B = np.ascontiguousarray(B, dtype=np.float64)
+    A = as_real_array(A, "region-part scores A")       # complex input was cast (dropping its imaginary part)
+    B = as_real_array(B, "class-part weights B")
     if A.ndim != 3 or min(A.shape) < 1:
         raise ValueError(f"region-part scores A must be a non-empty (n, regions, parts) array; got shape {A.shape}")
     if B.ndim != 2 or B.shape[1] != A.shape[2] or B.shape[0] < 1:
@@ -179,11 +181,8 @@ def rbow_latent_completion(A, B, Y, *, backend: str = "cython"):
     """
     from lvmrepro.engine._kernels import scene as _scene, scene_ref as _scene_ref
     A, B = _check_rbow_scores(A, B)
-    Y = np.ascontiguousarray(Y, dtype=np.int64)
-    if Y.shape != (A.shape[0],):
-        raise ValueError(f"Y must have shape ({A.shape[0]},); got {Y.shape}")
-    if Y.min() < 0 or Y.max() >= B.shape[0]:
-        raise ValueError(f"classes in Y must lie in 0..{B.shape[0] - 1}; got range {Y.min()}..{Y.max()}")
+    # float, boolean and text labels were cast; the kernel reads B at every label
+    Y = as_index_array(Y, "classes Y", hi=B.shape[0], shape=(A.shape[0],))
     impl = _backend(backend, _scene.latent_completion, _scene_ref.latent_completion)
     Z = np.empty(A.shape[:2], dtype=np.int64)
     best = np.empty(A.shape[0], dtype=np.float64)

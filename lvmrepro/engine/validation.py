@@ -99,3 +99,42 @@ def as_weight_vector(w, size: int, name: str = "w") -> np.ndarray:
     if arr.size and float(np.max(np.abs(arr))) > MAX_COORDINATE:
         raise ValueError(f"{name} has entries above {MAX_COORDINATE:g} in magnitude: scores would overflow")
     return arr
+
+
+def as_real_array(a, name: str, *, ndim: int | None = None, max_abs: float = MAX_COORDINATE) -> np.ndarray:
+    """``a`` as a C-contiguous float64 array of finite real numbers (complex, boolean, text and object input
+    refused rather than cast), or a one-line ValueError naming ``name``."""
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "fiu":
+        raise ValueError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+    arr = np.ascontiguousarray(arr, dtype=np.float64)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D; got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if arr.size and float(np.max(np.abs(arr))) > max_abs:
+        raise ValueError(f"{name} has entries above {max_abs:g} in magnitude: sums of them would overflow")
+    return arr
+
+
+def as_index_array(a, name: str, *, lo: int = 0, hi: int, shape=None) -> np.ndarray:
+    """Integer indices (labels, states, starts) as a C-contiguous int64 array with every entry in
+    ``lo..hi-1`` -- checked here, before a compiled kernel reads an array at them.  Floats are accepted only
+    when integral (never truncated); booleans, complex numbers, text and objects are refused."""
+    arr = np.asarray(a)
+    if arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must hold integers; got non-integral or non-finite values")
+        if arr.size and (arr.min() < lo or arr.max() >= hi):
+            raise ValueError(f"{name} must lie in {lo}..{hi - 1}; got values in {arr.min():g}..{arr.max():g}")
+    elif arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must hold integers; got dtype {arr.dtype}")
+    out = np.ascontiguousarray(arr, dtype=np.int64) if arr.dtype.kind != "u" or arr.size == 0 or \
+        int(arr.max()) < 2 ** 63 else None
+    if out is None:
+        raise ValueError(f"{name} must lie in {lo}..{hi - 1}; got values up to {int(arr.max())}")
+    if shape is not None and out.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}; got {out.shape}")
+    if out.size and (out.min() < lo or out.max() >= hi):
+        raise ValueError(f"{name} must lie in {lo}..{hi - 1}; got values in {out.min()}..{out.max()}")
+    return out

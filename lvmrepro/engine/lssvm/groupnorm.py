@@ -76,6 +76,7 @@ import numpy as np
 from lvmrepro.engine.lssvm.base import LatentModel
 from lvmrepro.engine.lssvm.cccp import LearnResult, check_learner_args, initial_state
 from lvmrepro.engine.lssvm.inner.base import SolveResult
+from lvmrepro.params import ARRAY_BYTES_LIMIT
 
 METHODS = ("bundle", "proximal", "subgradient")
 #: interior-point round-off: blocks below this fraction of the largest block are set to exactly zero
@@ -117,6 +118,9 @@ class Groups:
         self.flat = np.concatenate(blocks)
         self.sizes = np.array([b.size for b in blocks], dtype=np.int64)
         self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+        if self.flat.max() > ARRAY_BYTES_LIMIT // 8:     # an index of 2**62 would size a w of exabytes
+            raise ValueError(f"group indices must be at most {ARRAY_BYTES_LIMIT // 8} (a w of at most "
+                             f"{ARRAY_BYTES_LIMIT // 2 ** 30} GiB); got {int(self.flat.max())}")
         if self.flat.min() < 0 or (size_w is not None and self.flat.max() >= size_w) \
                 or len(np.unique(self.flat)) != self.flat.size:
             raise ValueError("groups must be disjoint indices into w")

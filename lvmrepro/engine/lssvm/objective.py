@@ -17,8 +17,9 @@ def check_C(C) -> float:
         C = float(C)
     except (TypeError, ValueError):
         raise ValueError(f"C must be a positive finite number; got {C!r}") from None
-    if not np.isfinite(C) or C <= 0 or C > 1e100:
-        raise ValueError(f"C must be a positive finite number (at most 1e100); got {C}")
+    # below 1e-100 the tolerances scaled by C (C eps) underflow: a C of 5e-324 was reported as a bad tolerance
+    if not np.isfinite(C) or not 1e-100 <= C <= 1e100:
+        raise ValueError(f"C must be a positive finite number between 1e-100 and 1e100; got {C}")
     return C
 
 

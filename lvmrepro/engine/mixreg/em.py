@@ -35,6 +35,7 @@ import numpy as np
 
 from lvmrepro.engine.mixreg.relaxation import DEFAULT_TOL, check_positive, kmeans
 from lvmrepro.engine.validation import MAX_COORDINATE, as_float_matrix, as_float_vector, check_k
+from lvmrepro.params import check_allocation, check_count
 
 LOG2PI = np.log(2 * np.pi)
 
@@ -323,6 +324,11 @@ def em(X, y, k, *, sigma=1.0, gamma=1e-6, restarts: int | None = None, rng=None,
     if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, (int, np.integer)) or not 1 <= n_neighbors <= t:
         raise ValueError(f"n_neighbors must be an integer in [1, t={t}]; got {n_neighbors!r}")
     init, restarts = _check_init(init, t, k, restarts)
+    # the starts run as one batch: check the arrays they need before allocating them
+    restarts = check_count(restarts, "restarts", lo=1)
+    check_allocation(f"EM responsibilities of {restarts} starts (restarts x t x k)", (restarts, t, k))
+    check_allocation(f"EM weights of {restarts} starts (restarts x k x n)", (restarts, k, n))
+    check_allocation(f"EM histories of {restarts} starts (max_iter x restarts)", (int(max_iter) + 1, restarts))
     rng = np.random.default_rng(rng)
     R0, label = _starts(X, y, k, init, restarts, rng, int(n_neighbors))
     W, weights, labels, hist, iters, stopped = _runs(X, y, k, sigma, gamma, R0, int(max_iter), tol, hard)

@@ -18,6 +18,7 @@ from lvmrepro.engine._kernels import latent_search_ref as _ls_ref
 from lvmrepro.engine.lssvm.base import EnumerableLatent, LatentModel
 from lvmrepro.engine.lssvm.features import LatentTable, StateBlocks, StateFeatures, as_state_features
 from lvmrepro.engine.validation import MAX_COORDINATE, as_label_array, as_weight_vector
+from lvmrepro.params import ARRAY_BYTES_LIMIT, check_allocation, check_count
 
 
 class EnumerableStatesModel(LatentModel, EnumerableLatent):
@@ -50,13 +51,19 @@ class EnumerableStatesModel(LatentModel, EnumerableLatent):
         if backend not in ("cython", "numpy"):
             raise ValueError(f"backend must be 'cython' or 'numpy'; got {backend!r}")
         self.n_labels, self.n_latent = offsets.shape
-        self.block_size = int(block_size)
+        # w is allocated with size_w entries: every size is checked against the array limit first
+        max_w = ARRAY_BYTES_LIMIT // 8
+        self.block_size = check_count(block_size, "block_size", lo=1, hi=max_w)
+        if offsets.size and int(offsets.max()) > max_w:
+            raise ValueError(f"offsets must be at most {max_w} (a weight vector of at most "
+                             f"{ARRAY_BYTES_LIMIT // 2 ** 30} GiB; negative: disabled); got {int(offsets.max())}")
         self.offsets = offsets.astype(np.int64)
         enabled = self.offsets >= 0
         if not enabled.any():
             raise ValueError("offsets enable no state")
         need = int(self.offsets.max()) + self.block_size
-        self.size_w = need if size_w is None else int(size_w)
+        self.size_w = need if size_w is None else check_count(size_w, "size_w", lo=1, hi=max_w)
+        check_allocation("the weight vector (size_w)", need, 8)
         if self.size_w < need:
             raise ValueError(f"size_w={self.size_w} is too small for the offsets (needs {need})")
         if loss_table is None:
