@@ -31,6 +31,8 @@ import time
 
 import numpy as np
 
+from lvmrepro.params import check_allocation, check_count
+
 
 def part_counts(H, n_parts: int) -> np.ndarray:
     """``N[i, p]``: the number of regions of image ``i`` assigned part ``p`` (float64 (n, P))."""
@@ -75,7 +77,10 @@ def zero_certificate(H, Y, n_classes: int, n_parts: int, lam: float, *, iteratio
     Y = np.asarray(Y)
     if Y.ndim != 1 or len(Y) < 1 or Y.dtype.kind not in "iu":
         raise ValueError("Y must be a non-empty 1-D integer array of classes")
-    K, P = int(n_classes), int(n_parts)
+    # float counts were truncated, and n_parts = 1e12 asked for a (classes, parts) table of terabytes
+    K = check_count(n_classes, "n_classes", lo=1)
+    P = check_count(n_parts, "n_parts", lo=1)
+    check_allocation(f"part counts of {len(Y)} maps x n_parts = {P}", (len(Y), P))
     if K < 2 or Y.min() < 0 or Y.max() >= K:
         raise ValueError(f"need n_classes >= 2 and classes in 0..{K - 1}")
     lam = float(lam)

@@ -28,6 +28,9 @@ import itertools
 
 import numpy as np
 
+from lvmrepro.engine.validation import as_index_array, as_real_array
+from lvmrepro.params import check_count
+
 MAX_CYCLES = 100   # a guard only: alpha-expansion stops by itself when a cycle brings no improvement
 
 
@@ -94,13 +97,11 @@ def potts_labelling(scores, lam, *, init=None) -> np.ndarray:
     scores, lam = _check(scores, lam)
     single = scores.ndim == 3
     batch = scores[None] if single else scores
-    if init is not None:
-        init = np.asarray(init, dtype=np.int64)
-        if init.shape != scores.shape[:-1]:
-            raise ValueError(f"init must have shape {scores.shape[:-1]}; got {init.shape}")
+    if init is not None:     # a float init was truncated: labels must be integers
+        if np.shape(init) != scores.shape[:-1]:
+            raise ValueError(f"init must have shape {scores.shape[:-1]}; got {np.shape(init)}")
+        init = as_index_array(init, "init labels", hi=batch.shape[-1])
         init = init.reshape(batch.shape[:3])
-        if init.min() < 0 or init.max() >= batch.shape[-1]:
-            raise ValueError(f"init labels must lie in 0..{batch.shape[-1] - 1}")
     out = np.empty(batch.shape[:3], dtype=np.int64)
     for i in range(len(batch)):
         out[i] = _label_one(batch[i], lam, None if init is None else init[i])
@@ -135,22 +136,26 @@ def icm_labelling(A, B, Y, grid, lam, start, *, max_sweeps: int = 20, backend: s
     A local search: weaker than alpha-expansion on large penalties, but cheap enough to run inside
     every G-MM iteration (:class:`lvmrepro.tasks.scenes.bounds.SceneBounds`).
     """
-    A = np.ascontiguousarray(A, dtype=np.float64)
-    B = np.ascontiguousarray(B, dtype=np.float64)
-    if A.ndim != 3 or B.ndim != 2 or B.shape[1] != A.shape[2]:
+    # NaN or infinite unaries were accepted, and float labels, starts and grids truncated
+    A = as_real_array(A, "region-part scores A", ndim=3)
+    B = as_real_array(B, "class-part weights B", ndim=2)
+    if B.shape[1] != A.shape[2]:
         raise ValueError(f"A must be (n, R, P) and B (K, P); got {A.shape} and {B.shape}")
-    G1, G2 = (int(g) for g in grid)
-    if G1 < 1 or G2 < 1 or G1 * G2 != A.shape[1]:
+    if not isinstance(grid, (tuple, list, np.ndarray)) or len(grid) != 2:
+        raise ValueError(f"grid must be two positive integers (G1, G2); got {grid!r:.60}")
+    G1, G2 = (check_count(g, "a grid size", lo=1) for g in grid)
+    if G1 * G2 != A.shape[1]:
         raise ValueError(f"grid {tuple(grid)} does not have {A.shape[1]} regions")
-    Y = np.ascontiguousarray(Y, dtype=np.int64)
-    if Y.shape != (A.shape[0],) or (len(Y) and (Y.min() < 0 or Y.max() >= B.shape[0])):
-        raise ValueError(f"Y must be {A.shape[0]} classes in 0..{B.shape[0] - 1}")
+    Y = as_index_array(Y, "classes Y", hi=B.shape[0], shape=(A.shape[0],))
     lam = float(lam)
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"the Potts penalty must be a finite number >= 0; got {lam}")
-    Z = np.array(start, dtype=np.int64).reshape(A.shape[0], A.shape[1])
-    if Z.size and (Z.min() < 0 or Z.max() >= A.shape[2]):
-        raise ValueError(f"start labels must lie in 0..{A.shape[2] - 1}")
+    start = np.asarray(start)
+    if start.size != A.shape[0] * A.shape[1]:
+        raise ValueError(f"start must hold {A.shape[0]} x {A.shape[1]} labels; got shape {start.shape}")
+    # a fresh C-ordered copy: the kernel writes into it (a Fortran-ordered start failed in the kernel)
+    Z = np.array(as_index_array(start.reshape(A.shape[0], A.shape[1]), "start labels", hi=A.shape[2]),
+                 dtype=np.int64, order="C", copy=True)
     if isinstance(max_sweeps, bool) or not isinstance(max_sweeps, (int, np.integer)) or max_sweeps < 1:
         raise ValueError(f"max_sweeps must be a positive integer; got {max_sweeps!r}")
     if backend == "cython":
