@@ -48,6 +48,8 @@ from lvmrepro.engine.lssvm.features import LatentTable
 from lvmrepro.engine.validation import as_weight_vector
 
 NO_MOTIF = -1
+#: the longest sequence a model takes (the UniPROBE probes have 60 bases)
+MAX_SEQ_LENGTH = 10_000
 PRIMER_POLICIES = ("overlap", "exclude")
 
 
@@ -70,6 +72,8 @@ class MotifModel(LatentModel, EnumerableLatent):
         for name, val in (("motif_length", motif_length), ("order", order), ("seq_length", seq_length)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
                 raise ValueError(f"{name} must be a positive integer; got {val!r}")
+        if seq_length > MAX_SEQ_LENGTH:     # sizes w and the per-start arrays: 10^12 ran out of memory
+            raise ValueError(f"seq_length must be at most {MAX_SEQ_LENGTH}; got {seq_length}")
         if motif_length > seq_length or order > min(seq_length, 12):
             raise ValueError(f"need motif_length <= seq_length and order <= min(seq_length, 12); got m={motif_length}, "
                              f"k={order}, L={seq_length}")
