@@ -14,8 +14,11 @@ import numpy as np
 
 from lvmrepro.tasks.mammals import data as mammals
 from lvmrepro.tasks.components.hog_mirror import window_layout
+from lvmrepro.params import check_allocation, check_count
 
 EMPTY_GREY = 0.5
+#: the largest cell of a glyph, in pixels (a figure never needs more)
+MAX_CELL_PX = 256
 
 
 def cell_weights(template, layout=None) -> np.ndarray:
@@ -52,6 +55,8 @@ def hog_glyph(template, *, cell_px: int = 16, layout=None) -> np.ndarray:
     """Grey-level picture (cell rows * cell_px, cell columns * cell_px) of the template's positive weights."""
     W = cell_weights(template, layout)
     rows, cols, n_bins = W.shape
+    cell_px = check_count(cell_px, "cell_px", lo=1, hi=MAX_CELL_PX)
+    check_allocation(f"a glyph of {rows} x {cols} cells of {cell_px} pixels", (rows * cell_px, cols * cell_px, n_bins))
     if not np.any(np.asarray(template) != 0):
         return np.full((rows * cell_px, cols * cell_px), EMPTY_GREY)
     cells = np.einsum("rcb,bij->rcij", np.maximum(W, 0.0), stroke_patches(n_bins, cell_px))
