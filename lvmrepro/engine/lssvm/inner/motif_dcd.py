@@ -72,7 +72,9 @@ class MotifDualCD(InnerSolver):
 class MotifDCDSession(InnerSession):
     def __init__(self, solver, model, X, Y, C):
         super().__init__(solver, model, X, Y, C)
-        self.codes = np.ascontiguousarray(model.check_inputs(X))
+        # a private copy: the kernel (no bounds checks) indexes tables by these codes, which the caller could
+        # change after they were checked
+        self.codes = np.array(model.check_inputs(X), dtype=np.uint8, order="C", copy=True)
         self.positive = np.ascontiguousarray((Y == 1).astype(np.int64))
         self.alpha = None      # (n, n_starts + 1) dual variables, kept across solves
         self.c = None          # their box (C v_i / n)
@@ -109,6 +111,20 @@ class MotifDCDSession(InnerSession):
         self.c = c.copy()
         return fresh
 
+    def _check_kernel_sizes(self, gt, m, k) -> None:
+        """The sizes the kernels (compiled without bounds checks) index by, against the arrays they read: a
+        model whose motif length, order or starts were changed after the session was bound is refused here."""
+        n, L = self.codes.shape
+        S = self.alpha.shape[1] - 1
+        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (m, k, self.model.n_starts))
+        ok = ok and 1 <= m and 1 <= k <= min(L, 12) and S == self.model.n_starts >= 1 and S + m - 1 <= L
+        ok = ok and self.model.size_w == 4 * m + 4 ** k and self.alpha.shape[0] == n == len(self.positive) == len(gt)
+        ok = ok and (n == 0 or (int(gt.min()) >= 0 and int(gt.max()) <= S))
+        if not ok:
+            raise ValueError(f"the motif model (motif_length {m}, order {k}, n_starts {self.model.n_starts}, size_w "
+                             f"{self.model.size_w}) does not match the sequences of length {L} and the duals "
+                             f"{self.alpha.shape} it was bound with (changed after binding?)")
+
     def _solve(self, H, *, sw, tol, w0) -> SolveResult:
         from lvmrepro.engine.lssvm.objective import bound_objective
         t0 = time.perf_counter()
@@ -117,6 +133,7 @@ class MotifDCDSession(InnerSession):
         gt = self._gt(H)
         fresh = self._start_alpha(c, gt)
         m, k = model.motif_length, model.order
+        self._check_kernel_sizes(gt, m, k)
         w = np.zeros(model.size_w)
         self.kernel.dcd_weights(self.codes, gt, c, self.alpha, w, m, k)
         cert = self.cert
