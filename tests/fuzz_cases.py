@@ -720,10 +720,96 @@ def _stats_cases():
     ]
 
 
+def _limits_cases():
+    """Issue 32: sizes near and beyond their stated limits, labels of every wrong kind, and validated objects
+    changed after validation -- each a one-line error or a correct result, never a crash or an allocation."""
+    from lvmrepro import stats
+    from lvmrepro.engine.lssvm import CCCP, EnumerableStatesModel, Groups
+    from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD
+    from lvmrepro.params import ARRAY_BYTES_LIMIT, COUNT_LIMIT, check_allocation, check_count
+    from lvmrepro.tasks.motifs.model import MotifModel
+    from lvmrepro.tasks.scenes.certificate import zero_certificate
+    from lvmrepro.tasks.scenes.potts import icm_labelling
+    big_w = ARRAY_BYTES_LIMIT // 8
+    near = [COUNT_LIMIT + 1, 2 ** 31, 2 ** 31 - 1, 2 ** 32, 2 ** 62, 2 ** 63, 10 ** 12, 1e13, 1e300, -2 ** 31]
+
+    def enum(size_w, offset, block_size):
+        m = EnumerableStatesModel(np.array([[0, offset], [3, 6]]), block_size, size_w=size_w)
+        return m.size_w
+
+    def icm(A, B, Y, grid, start):
+        return icm_labelling(A, B, Y, grid, 0.5, start)
+
+    def icm_valid():
+        rng = _rng(30)
+        return {"A": rng.standard_normal((2, 4, 3)), "B": rng.standard_normal((2, 3)), "Y": np.array([0, 1]),
+                "grid": (2, 2), "start": np.zeros((2, 4), dtype=np.int64)}
+
+    labels = [np.array([0.5, 1.0]), np.array([True, False]), np.array(["a", "b"]), np.array([0, 2 ** 40]),
+              np.array([-1, 0]), np.array([0, 1], dtype=np.uint64) + np.uint64(2 ** 63), np.array([1 + 1j, 0]),
+              np.array([np.nan, 0.0])]
+
+    def mutated_motif(attr, value):
+        """A motif model bound to the dual solver, then changed: the session refuses to run its kernels
+        (compiled without bounds checks) on sizes that no longer match its arrays."""
+        rng = _rng(31)
+        X, Y = rng.integers(0, 4, (10, 8)).astype(np.uint8), np.array([1, -1] * 5)
+        m = MotifModel(3, 2, 8)
+        H0 = m.init_latent(X, Y, "random", _rng())
+        session = MotifDualCD(max_passes=20).bind(m, X, Y, 1.0)
+        setattr(m, attr, value)
+        return session.solve(H0, tol=1e-3).w
+
+    def mutated_codes(value):
+        """Sequences changed after the solver checked them: its private copy is what the kernels read."""
+        rng = _rng(32)
+        X, Y = rng.integers(0, 4, (10, 8)).astype(np.uint8), np.array([1, -1] * 5)
+        m = MotifModel(3, 2, 8)
+        H0 = m.init_latent(X, Y, "random", _rng())
+        session = MotifDualCD(max_passes=20).bind(m, X, Y, 1.0)
+        X[:] = value
+        return session.solve(H0, tol=1e-3).w
+
+    return [
+        Case("limits.check_count", lambda v: check_count(v, "v"), lambda: {"v": 3}, {"v": near + [NAN, "3", None]}),
+        Case("limits.check_allocation", lambda n: check_allocation("a", n), lambda: {"n": 10},
+             {"n": [big_w, big_w + 1, (big_w, 2), (2 ** 31, 2 ** 31), -1]}),
+        Case("limits.EnumerableStatesModel", enum, lambda: {"size_w": None, "offset": 3, "block_size": 3},
+             {"size_w": near + [big_w + 1, 2.5, True], "offset": [2 ** 62, big_w + 1, 2 ** 31, -(2 ** 62)],
+              "block_size": near + [0, 2.5]}),
+        Case("limits.Groups", lambda idx: Groups([np.asarray(idx)]).flat, lambda: {"idx": np.array([0, 1])},
+             {"idx": [np.array([2 ** 62]), np.array([big_w + 1]), np.array([-1]), np.array([0.5])]}),
+        Case("limits.zero_certificate", lambda n_parts, n_classes: zero_certificate(
+                 np.zeros((3, 2, 2), dtype=np.int64), np.array([0, 1, 0]), n_classes, n_parts, 1.0)["gap_bound"],
+             lambda: {"n_parts": 2, "n_classes": 2}, {"n_parts": near + [2.5], "n_classes": near + [2.5]}),
+        Case("limits.bootstrap_ci", lambda n_boot: stats.bootstrap_ci(np.arange(5.0), n_boot=n_boot),
+             lambda: {"n_boot": 100}, {"n_boot": near}),
+        Case("limits.MotifModel", lambda L, m: MotifModel(m, 2, L).size_w, lambda: {"L": 60, "m": 10},
+             {"L": near + [10 ** 4 + 1], "m": near}),
+        Case("limits.icm_labelling", icm, icm_valid,
+             {"A": "array", "B": "array", "Y": labels, "start": labels + [np.asfortranarray(np.zeros((2, 4), int))],
+              "grid": [(2.5, 2), (4, 1, 1), (0, 4), "ab", None, (2 ** 62, 1)]}),
+        Case("limits.stats.check", lambda passed: stats.check("c", "s", passed, "e")["passed"],
+             lambda: {"passed": True}, {"passed": [NAN, None, 0.5, "yes", 2, np.nan, [True]]}),
+        Case("limits.CCCP.C", lambda C: CCCP(*_chain_problem()[:1], C).fit(*_chain_problem()[1:3],
+                                                                        H0=_chain_problem()[3]).objective,
+             lambda: {"C": 1.0}, {"C": [5e-324, 1e-200, 1e-101, 1e101, 1e300]}),
+        Case("mutated.MotifModel", mutated_motif, lambda: {"attr": "order", "value": 2},
+             {"value": [0, 7, 12, 13, 100, 10 ** 6, -1]}),
+        Case("mutated.MotifModel.motif_length", mutated_motif, lambda: {"attr": "motif_length", "value": 3},
+             {"value": [0, 7, 8, 9, 100, 10 ** 6, -1]}),
+        Case("mutated.MotifModel.n_starts", mutated_motif, lambda: {"attr": "n_starts", "value": 6},
+             {"value": [0, 7, 100, 10 ** 6, -1]}),
+        Case("mutated.MotifModel.size_w", mutated_motif, lambda: {"attr": "size_w", "value": 28},
+             {"value": [0, 1, 29, 10 ** 6]}),
+        Case("mutated.motif_codes", mutated_codes, lambda: {"value": 0}, {"value": [3, 4, 200, 255]}),
+    ]
+
+
 def cases() -> list[Case]:
     return (_kernels_cases() + _gmm_cases() + _lssvm_cases() + _mixreg_cases() + _params_cases() + _nslack_cases()
             + _coref_cases() + _motif_cases() + _components_cases() + _groupnorm_bundle_cases() + _scene_cases()
-            + _stats_cases())
+            + _stats_cases() + _limits_cases())
 
 
 def run_corpus(names=None) -> list[str]:
