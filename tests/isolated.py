@@ -8,7 +8,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 #: the child's address space: far below the machine's memory, far above what a refused case needs
-ADDRESS_SPACE = 8 * 2 ** 30
+ADDRESS_SPACE = 2 * 2 ** 30
 
 
 def capped(argv: list) -> list:
