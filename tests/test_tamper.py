@@ -4,6 +4,7 @@ regular file of bounded size."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -69,8 +70,9 @@ def test_a_gmm_table3_result_without_its_runs_is_refused(tmp_path, store_dir, mo
     """The scene page read artifacts['runs'] (KeyError in cell 17 of make book).  Edited without a new hash: refused
     by the seal; with one: refused by the target's declared artifacts (declared here as the stored run's keys, as
     @target(artifacts=...) does once the scene target declares them); store takes neither."""
-    full = json.loads((stored.Path(stored.__file__).parent / "stored_runs" / "gmm.table3.paper.json").read_text())
-    check_sealed(full)                                      # the committed stored run is sealed and intact
+    # a sealed result of an earlier gmm.table3 protocol (the stored run withdrawn from the package; kept as a fixture)
+    full = json.loads((Path(__file__).parent / "data" / "gmm.table3.paper.json").read_text())
+    check_sealed(full)
     art = {k: v for k, v in full["artifacts"].items() if k != "runs"}
     store_dir.mkdir()
     for body, match in [(dict(full, artifacts=art), "edited after its run"),
@@ -87,7 +89,7 @@ def test_a_gmm_table3_result_without_its_runs_is_refused(tmp_path, store_dir, mo
 
 def test_a_tampered_stored_run_is_not_shown_and_the_page_says_why(tmp_path, store_dir):
     """The scene page shows "The stored run of the full protocol is not shown: <why>" for a ValueError."""
-    src = json.loads((stored.Path(stored.__file__).parent / "stored_runs" / "gmm.table3.paper.json").read_text())
+    src = json.loads((Path(__file__).parent / "data" / "gmm.table3.paper.json").read_text())
     store_dir.mkdir()
     flipped = dict(src, claims=[dict(c, holds=not c["holds"]) if c["holds"] is not None else c for c in src["claims"]])
     _write(store_dir / "gmm.table3.paper.json", flipped)
