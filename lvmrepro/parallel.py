@@ -207,6 +207,18 @@ def _longest_first(n: int, cost) -> list:
     return sorted(range(n), key=lambda i: -cost[i])
 
 
+def progress_bar(iterable, **kwargs):
+    """A tqdm progress bar: the notebook widget where ipywidgets is installed, else the text bar (tqdm.auto
+    would warn "IProgress not found" into every notebook's output first). ``TQDM_DISABLE=1`` turns it off."""
+    from tqdm import tqdm
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return tqdm(iterable, **kwargs)
+    from tqdm.auto import tqdm as auto_tqdm
+    return auto_tqdm(iterable, **kwargs)
+
+
 def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progress: bool = True,
                  cost=None) -> list:
     """``[func(x) for x in items]``.  ``cost``: an estimate of each item's work; in parallel, items are
@@ -219,8 +231,7 @@ def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progre
     if address is None and (jobs == 1 or len(items) <= 1):
         it = items
         if show:
-            from tqdm.auto import tqdm
-            it = tqdm(items, desc=desc, leave=False)
+            it = progress_bar(items, desc=desc, leave=False)
         return [_one_thread(func, x) for x in it]
     # never more workers than items: 30 jobs for 3 trials would start 30 processes to run 3
     workers = len(items) if jobs == -1 else min(jobs, len(items))
@@ -249,8 +260,7 @@ def _parallel(func, items, jobs, address, desc, show) -> list:
                 calls = (delayed(_one_thread)(func, x) for x in items)
             gen = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
             if show:
-                from tqdm.auto import tqdm
-                gen = tqdm(gen, total=len(items), desc=desc, leave=False)
+                gen = progress_bar(gen, total=len(items), desc=desc, leave=False)
             return list(gen)
     except BaseException:
         if address is None:

@@ -191,16 +191,31 @@ def bootstrap_ci(d, *, level: float = 0.95, n_boot: int = 4000, seed: int = 0) -
     return float(lo), float(hi)
 
 
+_IRREGULAR_PLURALS = {"index": "indices", "matrix": "matrices", "analysis": "analyses"}
+
+
 def plural(unit: str) -> str:
-    """The plural of a unit of replication: its first word pluralised ("trial (same centres)" -> "trials (same
-    centres)"), or "samples (class, fold)" for a unit that is only a parenthesis."""
+    """The plural of a unit of replication: its head noun pluralised -- the last word before a parenthesis or
+    an " of " / " within " / " with " phrase ("trial (same centres)" -> "trials (same centres)", "data set" ->
+    "data sets", "C value within a pair" -> "C values within a pair", "(pair, C) run" -> "(pair, C) runs") --
+    or "samples (class, fold)" for a unit that is only a parenthesis."""
     unit = str(unit).strip()
     if not unit:
         return "samples"
-    if unit.startswith("("):
+    cut = len(unit)
+    for marker in (" (", " of ", " within ", " with "):
+        i = unit.find(marker)
+        if i > 0:
+            cut = min(cut, i)
+    head, rest = unit[:cut], unit[cut:]
+    if head.startswith("(") and head.endswith(")"):
         return f"samples {unit}"
-    head, sep, rest = unit.partition(" ")
-    return (head if head.endswith("s") else head + "s") + sep + rest
+    before, _, word = head.rpartition(" ")
+    if word in _IRREGULAR_PLURALS:
+        word = _IRREGULAR_PLURALS[word]
+    elif not word.endswith("s"):
+        word = word + ("es" if word.endswith(("x", "ch", "sh")) else "s")
+    return (f"{before} " if before else "") + word + rest
 
 
 def _fmt(x) -> str:

@@ -36,6 +36,19 @@ def test_rerun_injects_parameters_and_runs_in_notebook_folder(tmp_path):
     assert "smoke 7" in printed
 
 
+def test_rerun_notebook_has_no_progress_bars_or_widget_warnings(tmp_path):
+    """A kernel's progress bars (parallel_map's) would land in the executed notebook's stderr as raw
+    carriage-return lines, after tqdm.auto's "IProgress not found" warning."""
+    nb = tmp_path / "02_bars.md"
+    _write(nb, [":tags: [parameters]\nscale = 'default'",
+                "from lvmrepro.parallel import parallel_map\nprint(sum(parallel_map(abs, range(-5, 5), desc='trials')))"])
+    out = rerun_notebook(nb, {"scale": "smoke"}, output=tmp_path / "out.ipynb")
+    outputs = [o for c in json.loads(out.read_text())["cells"] for o in c.get("outputs", [])]
+    stderr = "".join("".join(o.get("text", "")) for o in outputs if o.get("name") == "stderr")
+    assert "IProgress" not in stderr and "\r" not in stderr and "trials" not in stderr, stderr
+    assert "25" in "".join("".join(o.get("text", "")) for o in outputs)
+
+
 def test_rerun_refuses_notebook_without_parameters_cell(tmp_path):
     nb = tmp_path / "x.md"
     _write(nb, ["x = 1"])

@@ -7,6 +7,7 @@ integers, ...) with the same rules as ``lvmrepro run -p``, and an unknown name i
 from __future__ import annotations
 
 import ast
+import os
 import tempfile
 from pathlib import Path
 
@@ -66,6 +67,20 @@ def rerun_notebook(notebook, parameters: dict, output=None, *, from_text: bool =
         raise ValueError(f"cannot write the executed notebook to {out}: it is a folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     import papermill
+    # The kernel's progress bars would only reach the executed notebook's stderr as raw carriage-return lines
+    # (nobody watches them: papermill runs the kernel in the background); the kernel inherits this setting.
+    saved = os.environ.get("TQDM_DISABLE")
+    os.environ["TQDM_DISABLE"] = "1"
+    try:
+        return _execute(papermill, jupytext, nb, src, out, checked)
+    finally:
+        if saved is None:
+            os.environ.pop("TQDM_DISABLE", None)
+        else:
+            os.environ["TQDM_DISABLE"] = saved
+
+
+def _execute(papermill, jupytext, nb, src: Path, out: Path, checked: dict) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         ipynb = Path(tmp) / (src.stem + ".ipynb")
         jupytext.write(nb, ipynb)
