@@ -12,3 +12,16 @@ PAPERS = {
     "spl": "Kumar, Packer, Koller, Self-Paced Learning for Latent Variable Models (NIPS 2010)",
     "convexmr": "Quadrianto et al., Convex Relaxation of Mixture Regression with Efficient Algorithms (NIPS 2009)",
 }
+
+
+def _install_book_figures():
+    """In a Jupyter kernel, show matplotlib figures the book's way (:mod:`lvmrepro.figures`: SVG fitted to the page,
+    alt text, stacked panels on a phone); nothing happens elsewhere, or with ``LVMREPRO_FIGURES=inline``."""
+    import os
+    if os.environ.get("LVMREPRO_FIGURES", "").lower() == "inline":
+        return
+    from lvmrepro import figures
+    figures.install()
+
+
+_install_book_figures()

@@ -28,3 +28,43 @@ def test_repeated_inline_scripts_are_dropped_once():
     assert context["script_files"] is scripts   # later handlers append to the same list
     kept = [(s.filename, s.attributes) for s in context["script_files"]]
     assert kept == [("a.js", {}), ("", {"body": thebe}), ("b.js", {}), ("a.js", {"async_": "async"})]
+
+
+def test_inline_svg_figures_become_files_written_once(tmp_path):
+    import base64
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg" width="10pt" height="10pt"></svg>'
+    uri = "data:image/svg+xml;base64," + base64.b64encode(svg).decode()
+    body = f'<figure class="lvm-figure"><img src="{uri}" alt="a"></figure><img src="{uri}">'
+    out, written = sphinxext.extract_svg_figures(body, tmp_path, "../../")
+    assert "data:image" not in out and len(written) == 1
+    name = written[0].name
+    assert out.count(f'src="../../_images/{name}"') == 2 and written[0].read_bytes() == svg
+    again, written_again = sphinxext.extract_svg_figures(body, tmp_path, "")
+    assert written_again == [] and f'src="_images/{name}"' in again
+
+
+def test_repository_address_comes_from_the_environment_or_a_web_origin(tmp_path):
+    assert sphinxext.repository_url({"LVMREPRO_REPOSITORY_URL": "https://example.org/x/y/"}) == "https://example.org/x/y"
+    assert sphinxext.repository_url({"GITHUB_REPOSITORY": "me/lvmrepro"}) == "https://github.com/me/lvmrepro"
+    assert sphinxext.repository_url({"GITHUB_REPOSITORY": "me/r", "GITHUB_SERVER_URL": "https://ghe.example"}) == \
+        "https://ghe.example/me/r"
+    # a clone of a local folder has no web address: no button rather than a wrong one
+    import subprocess
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", "/some/local/path"], check=True)
+    assert sphinxext.repository_url({}, cwd=tmp_path) is None
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "set-url", "origin", "https://github.com/a/b.git"], check=True)
+    assert sphinxext.repository_url({}, cwd=tmp_path) == "https://github.com/a/b"
+
+
+def test_repository_button_is_turned_on_only_with_an_address(monkeypatch, tmp_path):
+    from types import SimpleNamespace
+    config = SimpleNamespace(html_theme_options={"use_repository_button": False})
+    app = SimpleNamespace(srcdir=str(tmp_path))
+    monkeypatch.setattr(sphinxext, "repository_url", lambda cwd=None: None)
+    sphinxext._repository_button(app, config)
+    assert config.html_theme_options == {"use_repository_button": False}
+    monkeypatch.setattr(sphinxext, "repository_url", lambda cwd=None: "https://github.com/a/b")
+    sphinxext._repository_button(app, config)
+    assert config.html_theme_options["use_repository_button"] is True
+    assert config.html_theme_options["repository_url"] == "https://github.com/a/b"
