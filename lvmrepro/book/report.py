@@ -6,13 +6,54 @@ from __future__ import annotations
 
 import html
 import json
+import re
+from decimal import Decimal
 from pathlib import Path
 from lvmrepro.stats import (CHECK_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, INCONCLUSIVE, NOT_TESTABLE,
-                            UNDECIDABLE, plural, verdict_of)
+                            UNDECIDABLE, VERDICT_MEANING, plural, verdict_of)
 
-#: the colour a verdict word is printed in
-VERDICT_COLOUR = {HOLDS: "#1a7f37", FAILS: "#cf222e", FAILS_AT_PAPER_EFFECT: "#cf222e", INCONCLUSIVE: "#9a6700",
-                  UNDECIDABLE: "#6e7781", NOT_TESTABLE: "#57606a"}
+# ---------------------------------------------------------------------------------------------- verdict words
+#: Every state a page can show -- claim verdicts (:data:`lvmrepro.stats.VERDICTS`), item states, check results
+#: (:data:`lvmrepro.stats.CHECK_WORDS`) -- with its colour on a light and on a dark page (each reaches 4.5:1 on the
+#: theme's backgrounds) and its one-line meaning.
+STATES = {
+    "reproduced": ("#116329", "#56d364", "every testable claim of the item holds"),
+    "checked": ("#116329", "#56d364", "no empirical claim to test; every check of our implementation passes"),
+    HOLDS: ("#116329", "#56d364", VERDICT_MEANING[HOLDS]),
+    "partly reproduced": ("#7d4e00", "#e3b341", "some claims hold, others do not"),
+    "not reproduced": ("#b3141f", "#ff7b72", "no testable claim of the item holds"),
+    FAILS: ("#b3141f", "#ff7b72", VERDICT_MEANING[FAILS]),
+    FAILS_AT_PAPER_EFFECT: ("#b3141f", "#ff7b72", VERDICT_MEANING[FAILS_AT_PAPER_EFFECT]),
+    INCONCLUSIVE: ("#57606a", "#b1bac4", VERDICT_MEANING[INCONCLUSIVE]),
+    UNDECIDABLE: ("#57606a", "#b1bac4", VERDICT_MEANING[UNDECIDABLE]),
+    "undecided": ("#57606a", "#b1bac4", "our run cannot decide the claim"),
+    "check failed": ("#b3141f", "#ff7b72", "a check of our implementation failed"),
+    NOT_TESTABLE: ("#48566b", "#b1bac4", VERDICT_MEANING[NOT_TESTABLE]),
+    "not yet implemented": ("#48566b", "#b1bac4", "planned, not yet run"),
+    CHECK_WORDS[True]: ("#116329", "#56d364", "the check passed"),
+    CHECK_WORDS[False]: ("#b3141f", "#ff7b72", "the check failed"),
+}
+_NEUTRAL = ("#48566b", "#b1bac4", "")
+
+
+def verdict_word(claim: dict) -> str:
+    """The one word every page prints for ``claim``'s verdict (:func:`lvmrepro.stats.verdict_of`: its ``verdict``
+    field, or for an older file the word its ``holds`` and ``test`` imply; "not testable here" is never
+    "inconclusive")."""
+    return verdict_of(claim)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-")
+
+
+def state_badge(state: str) -> str:
+    """A coloured label for a verdict or state, readable in light and dark mode (``_static/lvm.css``)."""
+    light, dark, meaning = STATES.get(state, _NEUTRAL)
+    title = f' title="{html.escape(meaning)}"' if meaning else ""
+    return (f'<span class="lvm-state lvm-state-{slug(state)}" style="--lvm-state:{light};--lvm-state-dark:{dark}"'
+            f"{title}>{html.escape(state)}</span>")
+
 
 
 def _fmt(value, fmt=None) -> str:
@@ -54,43 +95,138 @@ def pm(mean, std, fmt="{:.3f}", best=None) -> str:
     return text if best is None else f"{text} (best {number(best, fmt)})"
 
 
+def _decimals(x) -> int:
+    """Decimal places of ``x`` as typed (the shortest text that gives the float back): 43.0 -> 0, 0.063 -> 3."""
+    exponent = Decimal(repr(float(x))).normalize().as_tuple().exponent
+    return max(0, -int(exponent)) if isinstance(exponent, int) else 0
+
+
+def paper_format(*values) -> str:
+    """The format of a paper's numbers in their printed precision: as many decimals as the most precise of
+    ``values`` was typed with ("1465 ± 43", not "1465 ± 43.00"; "0.280 ± 0.063" from 0.28 and 0.063)."""
+    places = [_decimals(v) for v in values if v is not None and isinstance(v, (int, float))]
+    return "{:.%df}" % min(max(places, default=0), 8)
+
+
 def vs_paper(label: str, mean, std, paper_mean, paper_std, fmt="{:.3f}", paper_fmt=None,
              best=None, paper_best=None) -> dict:
     """Two adjacent table cells, ``"<label> (ours)"`` and ``"<label> (paper)"``, each ``mean ± std``.
 
-    ``paper_fmt`` defaults to ``fmt`` (the paper often prints fewer digits than we keep). A paper
-    value of ``None`` (not published) gives an en dash; ``best``/``paper_best`` append ``(best b)``.
+    ``paper_fmt`` defaults to the paper's printed precision (:func:`paper_format`: as many decimals as the
+    typed numbers carry). A paper value of ``None`` (not published) gives an en dash; ``best``/``paper_best``
+    append ``(best b)``.
     """
-    paper_fmt = fmt if paper_fmt is None else paper_fmt
+    if paper_fmt is None:
+        paper_fmt = paper_format(paper_mean, paper_std, paper_best)
     paper = "–" if paper_mean is None else pm(paper_mean, paper_std, paper_fmt, paper_best)
     return {f"{label} (ours)": pm(mean, std, fmt, best), f"{label} (paper)": paper}
 
 
-def table_html(rows: list[dict], columns=None, formats: dict | None = None, caption: str | None = None) -> str:
-    """An HTML table of ``rows`` (list of dicts); ``columns`` picks and orders keys.
+# ---------------------------------------------------------------------------------------------- column headers
+#: Column labels for the keys of result rows that tables show as they are (a reader sees words, not variable
+#: names); a key not listed here is spelled out word by word (:func:`column_label`).
+HEADERS = {
+    "iter_mean": "iterations (mean)", "iterations_mean": "iterations (mean)", "time_mean": "time (mean)",
+    "objective_mean": "objective (mean)", "test_error_mean": "test error (mean)",
+    "train_s_mean": "training time (s, mean)", "train_s_std": "training time (s, std)",
+    "train_cpu_s_mean": "training CPU time (s, mean)", "runtime_s": "runtime (s)",
+    "train_err_cccp": "CCCP training error", "train_err_spl": "SPL training error",
+    "test_err_cccp": "CCCP test error", "test_err_spl": "SPL test error",
+    "test_err_no_latent": "test error without latent variables",
+    "obj_cccp": "CCCP objective", "obj_spl": "SPL objective",
+    "obj_cccp_conv": "CCCP objective (converged)", "obj_spl_conv": "SPL objective (converged)",
+    "iterations_cccp": "CCCP iterations", "iterations_spl": "SPL iterations",
+    "iterations_cccp_conv": "CCCP iterations (converged)", "iterations_spl_conv": "SPL iterations (converged)",
+    "cpu_cccp_s": "CCCP CPU time (s)", "cpu_spl_s": "SPL CPU time (s)",
+    "relative_objective_conv": "relative objective (converged)", "significant_conv": "significant (converged)",
+    "time_sparse_s": "time, kept blocks (s)", "time_full_s": "time, all blocks (s)",
+    "accuracy_sparse": "accuracy, kept blocks", "accuracy_full": "accuracy, all blocks",
+    "angles_rotated_sparse": "angles rotated, kept blocks", "angles_rotated_full": "angles rotated, all blocks",
+    "speedup_min": "speed-up (min)", "speedup_max": "speed-up (max)",
+    "paper_nonzero": "non-zero (paper)", "exact_zero": "exactly zero",
+    "above_1pct_of_max": "above 1% of the largest", "above_1pct_at_paper_rule": "above 1% at the paper's rule",
+    "n_splits": "splits", "n_runs": "runs", "n_images": "images", "n_folds": "folds",
+    "mean_val_ap": "mean validation AP", "mean_components": "mean components kept",
+    "eta_sum_d": "η Σ d_t", "v0_minus_vT": "v₀ − v_T", "v0_minus_bT": "v₀ − b_T", "F0": "F(w₀)",
+    "F0_minus_best": "F(w₀) − lowest F", "final_w": "final w", "final_F": "final F",
+    "identity_err": "identity error", "fixed_point": "fixed point", "share_of_runs": "share of runs",
+    "changed_percent": "changed (%)", "blocks_kept": "blocks kept", "in_no_fold": "in no fold",
+    "constructed_test": "constructed test set", "true_test": "true test set",
+    "constructed_over_true": "constructed / true",
+}
+_WORDS = {"obj": "objective", "err": "error", "cccp": "CCCP", "spl": "SPL", "ccp": "CCP", "gmm": "G-MM",
+          "em": "EM", "conv": "(converged)", "cpu": "CPU", "ap": "AP", "val": "validation", "iter": "iterations",
+          "pct": "%", "std": "std", "s": "(s)", "n": "number of"}
+_IDENTIFIER = re.compile(r"^[A-Za-z]+[A-Za-z0-9]*(_[A-Za-z0-9]+)+$")
+
+
+def column_label(key) -> str:
+    """What a table's header shows for the row key ``key``: :data:`HEADERS`' label, else an identifier-like key
+    (``a_b_c``) spelled out word by word ("obj_cccp" -> "objective CCCP", "two_cranes" -> "two cranes"),
+    else the key itself."""
+    key = str(key)
+    if key in HEADERS:
+        return HEADERS[key]
+    if not _IDENTIFIER.match(key):
+        return key
+    words = key.split("_")
+    return " ".join(_WORDS.get(w, w) if i or w not in ("n", "s") else w for i, w in enumerate(words))
+
+
+def table_html(rows: list[dict], columns=None, formats: dict | None = None, caption: str | None = None,
+               anchor: str | None = None) -> str:
+    """An HTML table of ``rows`` (list of dicts); ``columns`` picks and orders keys, whose headers are
+    :func:`column_label` labels.
 
     The table sits in its own horizontal scroll box, so a wide table (ours beside the paper's
     columns) scrolls inside the page's content column instead of being cut off at its edge.
+    ``anchor`` gives the block an ``id`` (see :func:`anchor_id`) that the scorecard and the chapter pages link to.
     """
     if not rows:
         return "<p><em>(no rows)</em></p>"
     columns = columns or list(rows[0])
     formats = formats or {}
-    # The paper's columns are set apart (muted) from ours, which stand beside them.
+    # The paper's columns are set apart (tinted) from ours, which stand beside them.
     cls = {c: ' class="lvm-paper-col"' if "paper" in str(c).lower() else "" for c in columns}
-    head = "".join(f"<th{cls[c]}>{html.escape(str(c))}</th>" for c in columns)
+    head = "".join(f"<th{cls[c]}>{html.escape(column_label(c))}</th>" for c in columns)
     body = "".join("<tr>" + "".join(f"<td{cls[c]}>{html.escape(_fmt(r.get(c), formats.get(c)))}</td>"
                                      for c in columns) + "</tr>" for r in rows)
     table = f'<table class="lvm-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
     # The caption stays above the scroll box, so it wraps to the column instead of scrolling away.
     cap = f'<p class="lvm-caption">{html.escape(caption)}</p>' if caption else ""
-    return f'<div class="lvm-table-block">{cap}{scroll_box(table, caption or "table")}</div>'
+    ident = f' id="{html.escape(anchor_id(anchor))}"' if anchor else ""
+    return f'<div class="lvm-table-block"{ident}>{cap}{scroll_box(table, caption or "table")}</div>'
+
+
+def anchor_id(*parts) -> str:
+    """The ``id`` of a paper item's table or figure on its page: ``anchor_id("gmm", "Table 2")`` ->
+    ``"gmm-table-2"`` (one string is slugged as it is). The scorecard and the chapter pages link here
+    (:func:`lvmrepro.papers.item_anchor` finds it, or the item's section heading)."""
+    if not parts or not all(str(p).strip() for p in parts):
+        raise ValueError("an anchor needs a non-empty paper id and item label, e.g. anchor_id('gmm', 'Table 2')")
+    return "-".join(slug(p) for p in parts)
+
+
+def anchor_html(*parts) -> str:
+    """An empty element carrying :func:`anchor_id`, to put just above a figure (or anything else)."""
+    return f'<span class="lvm-anchor" id="{html.escape(anchor_id(*parts))}"></span>'
 
 
 def scroll_box(inner_html: str, label: str) -> str:
     """Wrap wide content in a keyboard-scrollable region (``tabindex`` lets arrow keys scroll it)."""
     return (f'<div class="lvm-scroll" role="region" tabindex="0" aria-label="{html.escape(label[:80])}">'
             f"{inner_html}</div>")
+
+
+def interval_end(x: float, scale: float) -> str:
+    """An interval end in 3 significant digits, with floating-point noise shown as 0: an end smaller than
+    1e-9 of ``scale`` (the interval's larger end, or the practical threshold) is a rounding residue of a
+    difference that is exactly zero ("-1.11e-17" -> "0")."""
+    if scale > 0 and abs(x) < 1e-9 * scale:
+        return "0"
+    if x == 0:
+        return "0"
+    return f"{x:.3g}"
 
 
 def _decision(c: dict) -> str:
@@ -103,40 +239,77 @@ def _decision(c: dict) -> str:
     if c.get("p") is not None:
         bits.append(f"p = {c['p']:.3g}")
     if c.get("ci"):
-        bits.append(f"95% CI [{c['ci'][0]:.3g}, {c['ci'][1]:.3g}]")
+        lo, hi = c["ci"]
+        thr = c.get("threshold") if isinstance(c.get("threshold"), (int, float)) else 0.0
+        scale = max(abs(lo), abs(hi), abs(thr))
+        bits.append(f"95% CI [{interval_end(lo, scale)}, {interval_end(hi, scale)}]")
     pe, thr = c.get("paper_effect"), c.get("threshold")
     if pe is not None and isinstance(thr, (int, float)) and pe > thr:
         # stats.paired_claim's rule: a claim carrying the paper's effect fails when the interval lies wholly below it
-        bits.append(f"tested against the paper's effect {pe:.3g}: an interval wholly below it does not hold")
+        bits.append(f"tested against the paper's effect {pe:.3g}: an interval wholly below it {FAILS_AT_PAPER_EFFECT}")
     if c.get("holds") is None and c.get("reason"):
-        bits.append(f"{verdict_of(c)}: {c['reason']}")
+        bits.append(f"{verdict_word(c)}: {c['reason']}")
     return "; ".join(bits)
 
 
+_EMITTED_IDS: set[str] = set()
+
+
+def _once(ident: str) -> str:
+    """`` id="..."`` the first time this kernel shows ``ident``, nothing after (a page holds each id once)."""
+    if ident in _EMITTED_IDS:
+        return ""
+    _EMITTED_IDS.add(ident)
+    return f' id="{html.escape(ident)}"'
+
+
+def claims_anchor(target: str) -> str:
+    """The id of a target's claims table on its page (``claims-gmm-table1``)."""
+    return "claims-" + slug(target)
+
+
+def checks_anchor(target: str) -> str:
+    """The id of a target's checks table on its page (``checks-gmm-table1``)."""
+    return "checks-" + slug(target)
+
+
+def claim_attributes(target: str, claim: dict, run: str = "", verdict: str | None = None) -> str:
+    """The attributes every page puts on a claim's element, so that a test over the built site can check that the
+    same claim prints the same verdict everywhere: ``data-claim="<target>:<id>" data-verdict="<word>"``, and
+    ``data-run`` (the result file's creation time: a stored full-protocol run shown beside the build's is another
+    run of the same claim)."""
+    return (f' data-claim="{html.escape(target)}:{html.escape(str(claim.get("id", "?")))}"'
+            f' data-verdict="{html.escape(verdict or verdict_word(claim))}" data-run="{html.escape(str(run))}"')
+
+
 def claims_html(result: dict) -> str:
-    """The target's claims (verdicts of the paper's statements) and, apart, its checks."""
+    """The target's claims (verdicts of the paper's statements) and, apart, its checks; each table carries the
+    target's anchor (:func:`claims_anchor`, :func:`checks_anchor`) and each claim row its verdict attributes."""
     rows = []
+    target = result["target"]
     for c in result["claims"]:
-        word = verdict_of(c)
-        colour = VERDICT_COLOUR[word]
         how = _decision(c)
-        rows.append(f'<tr><td><strong style="color:{colour}">{word}</strong></td>'
+        rows.append(f'<tr{claim_attributes(target, c, result.get("created", ""))}><td>{state_badge(verdict_word(c))}</td>'
                     f'<td>{html.escape(c["statement"])}</td><td>{html.escape(c["evidence"])}'
                     f'{"<br><small>" + html.escape(how) + "</small>" if how else ""}</td></tr>')
-    out = scroll_box('<table class="lvm-claims"><thead><tr><th>verdict</th><th>claim (paper)</th>'
-                     '<th>our evidence</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>",
-                     f"claims of {result['target']}") if rows else ""
+    out = ""
+    if rows:
+        out = (f'<div class="lvm-claims-block"{_once(claims_anchor(target))}>'
+               + scroll_box('<table class="lvm-claims"><thead><tr><th>verdict</th><th>claim (paper)</th>'
+                            '<th>our evidence</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>",
+                            f"claims of {target}") + "</div>")
     checks = result.get("checks", [])
     if checks:
         n_pass = sum(c["passed"] for c in checks)
-        crow = "".join(f'<tr><td>{CHECK_WORDS[True] if c["passed"] else "<strong>" + CHECK_WORDS[False] + "</strong>"}</td>'
+        crow = "".join(f'<tr><td>{state_badge(CHECK_WORDS[bool(c["passed"])])}</td>'
                        f'<td>{html.escape(c["statement"])}</td><td>{html.escape(c["evidence"])}</td></tr>'
                        for c in checks)
-        out += (f'<p class="lvm-checks-head"><small>Checks of our implementation ({n_pass} of {len(checks)} pass; '
+        out += (f'<div class="lvm-checks-block"{_once(checks_anchor(target))}>'
+                f'<p class="lvm-checks-head"><small>Checks of our implementation ({n_pass} of {len(checks)} pass; '
                 'not counted as reproductions):</small></p>'
                 + scroll_box('<table class="lvm-claims lvm-checks"><thead><tr><th>check</th><th>property</th>'
                              '<th>evidence</th></tr></thead><tbody>' + crow + "</tbody></table>",
-                             f"checks of {result['target']}"))
+                             f"checks of {target}") + "</div>")
     return out
 
 
@@ -157,16 +330,25 @@ def show(obj_html: str):
     display(HTML(obj_html))
 
 
-def show_table(rows, columns=None, formats=None, caption=None):
-    show(table_html(rows, columns, formats, caption))
+def show_table(rows, columns=None, formats=None, caption=None, anchor=None):
+    show(table_html(rows, columns, formats, caption, anchor))
+
+
+def show_anchor(*parts):
+    """Mark the place of a paper item's figure (or any output) with :func:`anchor_id`."""
+    show(anchor_html(*parts))
 
 
 def show_claims(result: dict):
     show(claims_html(result))
 
 
+def provenance_html(result: dict) -> str:
+    return f'<p class="lvm-provenance">{html.escape(provenance(result))}</p>'
+
+
 def show_provenance(result: dict):
-    show(f'<p style="font-size:85%;color:#555">{html.escape(provenance(result))}</p>')
+    show(provenance_html(result))
 
 
 def own_runtime_s(result: dict) -> float:
