@@ -77,8 +77,8 @@ def test_layout_splits_by_paper_and_marks_every_item_with_its_state():
     out = scorecard.scorecard_html(ITEMS, counts, from_page="book/scorecard")
     papers = re.findall(r'<section class="lvm-paper" id="scorecard-(\w+)"', out)
     assert papers == ["gmm", "convexmr"]
-    assert re.findall(r'<tr class="lvm-item" data-state="([^"]+)"', out) == [i["state"] for i in ITEMS]
-    assert '<a href="../notebooks/gmm/02_clustering.html">gmm.table1</a>' in out
+    assert re.findall(r'<div class="lvm-item" data-state="([^"]+)"', out) == [i["state"] for i in ITEMS]
+    assert '<a href="../notebooks/gmm/02_clustering.html">Table 1</a>' in out
     assert "Table 3 &lt;scenes&gt;" in out
 
 
@@ -95,7 +95,7 @@ def test_summary_table_uses_the_counts_it_is_given():
     out = scorecard.summary_html(counts, {"spl": "spl.html"})
     assert '<a href="spl.html" title=' in out and "Self-paced learning (Kumar et al. 2010)" in out
     cells = re.findall(r'<td class="lvm-count">(\d+)</td>', out)
-    assert cells == ["2", "3", "5"]   # reproduced, inconclusive (STATES order), total
+    assert cells == ["5", "2", "3"]   # the total first (in view on a phone), then reproduced, inconclusive
 
 
 def test_front_page_states_scale_runtime_and_links():
@@ -127,5 +127,92 @@ def test_stand_in_items_and_book_reductions_are_marked(tmp_path):
     assert clustering["scale"] == "paper" and clustering["stand_in"] == ""
     assert scene["state"] == "reproduced" and [c["state"] for c in scene["claims"]] == ["holds", "not testable here"]
     assert "1 not testable here" in scene["evidence"]
-    row = scorecard._item_row(scene, "", True)
+    row = scorecard._item_block(scene, "", True)
     assert "stand-in data: 15-Scene" in row and "paper (book reduction)" in row and row.count(">why<") <= 1
+    assert 'data-verdict="not testable here"' in row and 'data-verdict="inconclusive"' not in row
+
+
+def _notebook(tmp_path, name, text):
+    path = tmp_path / f"{name}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_item_anchor_prefers_an_explicit_anchor_then_the_items_section_then_its_checks():
+    from lvmrepro.papers import item_anchor
+    src = ("# k-means vs G-MM: Table 1, Table 4 and Figure 5\n\n```{code-cell} ipython3\n# Table 4 in a comment\n```\n"
+           "## Table 1\n\n## Table 4: iterations to converge (clustering rows)\n\n## Table 10\n")
+    assert item_anchor("gmm", "Table 1", "gmm.table1", "nb", source=src) == "table-1"
+    assert item_anchor("gmm", "Table 4", "gmm.t4", "nb", source=src) == "table-4-iterations-to-converge-clustering-rows"
+    assert item_anchor("gmm", "Figure 5", "gmm.fig5", "nb", source=src) == "k-means-vs-g-mm-table-1-table-4-and-figure-5"
+    assert item_anchor("gmm", "Algorithm 1", "gmm.walk", "nb", source=src, checks_only=True) == "checks-gmm-walk"
+    assert item_anchor("gmm", "Figure 6", "gmm.fig6", "nb", source=src) == "claims-gmm-fig6"
+    assert item_anchor("gmm", "Table 1", "gmm.table1", "nb",
+                       source=src + '\nreport.show_table(rows, anchor="gmm-table-1")\n') == "gmm-table-1"
+    assert item_anchor("convexmr", "Running time", "convexmr.runtime", "nb", source="## Running times\n") == \
+        "running-times"
+    assert item_anchor("gmm", "Table 1", "gmm.table1", "notebooks/none/nothing") is None
+
+
+def test_scorecard_links_each_claim_to_its_own_targets_page(tmp_path):
+    """Table 4's scene rows live on the scene page, its clustering rows on the clustering page."""
+    t4c = _result("gmm.table4_clustering", [True])
+    t4c["notebook"] = "notebooks/gmm/02_clustering"
+    t4s = _result("gmm.table4_scene", [None])
+    t4s["notebook"] = "notebooks/gmm/06_scenes"
+    for res in (t4c, t4s):
+        (tmp_path / f"{res['target']}.json").write_text(json.dumps(res))
+    item = {(i["paper"], i["item"]): i for i in scorecard.collect(tmp_path)}[("gmm", "Table 4")]
+    assert [c["notebook"] for c in item["claims"]] == ["notebooks/gmm/02_clustering", "notebooks/gmm/06_scenes"]
+    assert [p["target"] for p in item["places"]] == ["gmm.table4_clustering", "gmm.table4_scene"]
+    out = scorecard._item_block(item, "../", False)
+    assert 'href="../notebooks/gmm/06_scenes.html#' in out and 'href="../notebooks/gmm/02_clustering.html#' in out
+    assert item["tally"] == {"holds": 1, "inconclusive": 1}
+    assert "1 holds · 1 inconclusive" in out
+
+
+def test_tally_text_reads_as_english():
+    assert scorecard.tally_text({"holds": 2, "does not hold": 1, "inconclusive": 3}, 2, 3) == \
+        "2 hold · 1 does not hold · 3 inconclusive · checks 2 of 3 pass"
+
+
+def test_beyond_and_checks_rows_carry_the_filter_groups(results_dir):
+    beyond = [{"paper": "convexmr", "target": "convexmr.all155", "statement": "s", "state": "does not hold",
+               "evidence": "e", "notebook": "notebooks/convexmr/03_hopkins", "anchor": "claims-convexmr-all155",
+               "id": "x"}]
+    out = scorecard.beyond_html(beyond)
+    assert 'data-group="negative"' in out and 'data-filterable="beyond"' in out
+    checks = [{"target": "gmm.walk", "statement": "s", "passed": True, "evidence": "e", "notebook": "n", "anchor": "a"},
+              {"target": "gmm.walk", "statement": "t", "passed": False, "evidence": "e", "notebook": "n", "anchor": "a"}]
+    out = scorecard.checks_html(checks)
+    assert "1 of 2 pass" in out and 'data-group="positive"' in out and 'data-group="negative"' in out
+    assert scorecard.state_group("partly reproduced") == "mixed"
+    assert {scorecard.state_group(s) for s in ("reproduced", "holds", "passes", "checked")} == {"positive"}
+
+
+def test_chapter_items_list_only_that_papers_items(results_dir):
+    items = scorecard.collect(results_dir)
+    out = scorecard.chapter_items_html(items, "spl", from_page="book/spl")
+    assert out.count('<div class="lvm-item"') == sum(i["paper"] == "spl" for i in items)
+
+
+def test_abstract_is_written_from_the_items(results_dir):
+    from lvmrepro import findings
+    items = scorecard.collect(results_dir)
+    text = findings.paper_abstract(items, "gmm", from_page="book/gmm")
+    n = sum(i["paper"] == "gmm" for i in items)
+    assert text.startswith('<p class="lvm-abstract"><strong>What we found.</strong> The paper has '
+                           f"{findings.count_words(n)} items")
+    assert "One reproduces in part" in text and "Of the three claims our runs test, one holds, one does not hold, " \
+        "one is inconclusive." in text
+    assert "Not reproduced: “claim 1 of gmm.table1” (<a href=\"../notebooks/gmm/01_x.html" in text
+    assert "Reproduced: “claim 0 of gmm.table1”" in text
+    assert "not run yet" in text                       # the items without result files
+    empty = findings.paper_abstract([], "gmm", from_page="book/gmm")
+    assert "make book" in empty
+
+
+def test_count_words():
+    from lvmrepro.findings import count_words
+    assert [count_words(n) for n in (0, 1, 12, 13)] == ["no", "one", "twelve", "13"]

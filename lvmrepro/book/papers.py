@@ -149,3 +149,74 @@ def _belongs(entry: dict, item: Item, result: dict) -> bool:
     """A claim/check names its item with ``"item"``; without one it belongs to every item of its target."""
     named = entry.get("item")
     return named is None or named == item.label
+
+
+# ---------------------------------------------------------------------------------------------
+# Where each item is shown: the anchor of its table or figure on its notebook's page
+
+_ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
+_FENCE = __import__("re").compile(r"^(```|~~~)")
+_HEADING = __import__("re").compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def notebook_source(notebook: str, root=None) -> str | None:
+    """The MyST source of ``notebook`` (``"notebooks/gmm/02_clustering"``), or None when this installation has no
+    notebooks beside the package."""
+    path = (_ROOT if root is None else __import__("pathlib").Path(root)) / f"{notebook}.md"
+    return path.read_text() if path.is_file() else None
+
+
+def headings(source: str) -> list[tuple[int, str]]:
+    """``(level, text)`` of the Markdown headings of a MyST notebook, outside code cells and fenced blocks."""
+    out, fenced = [], False
+    for line in source.splitlines():
+        if _FENCE.match(line.strip()):
+            fenced = not fenced
+            continue
+        m = None if fenced else _HEADING.match(line)
+        if m:
+            out.append((len(m.group(1)), m.group(2)))
+    return out
+
+
+def section_id(heading: str) -> str:
+    """The HTML id Sphinx gives the section of a MyST heading (docutils' ``make_id`` of its text, math markers
+    dropped)."""
+    from docutils.nodes import make_id
+    return make_id(heading.replace("$", "").replace("\\", ""))
+
+
+def _mentions(text: str, label: str) -> bool:
+    import re
+    return re.search(rf"(?<![\w]){re.escape(label)}(?!\d)", text, re.IGNORECASE) is not None
+
+
+def item_anchor(paper: str, label: str, target: str, notebook: str, *, checks_only: bool = False,
+                source: str | None = None) -> str | None:
+    """The id, on ``notebook``'s page, where the item ``label`` of ``paper`` carried by ``target`` is shown:
+
+    1. the explicit anchor ``<paper>-<label>`` (:func:`lvmrepro.report.anchor_id`) when the notebook names it
+       (a ``(gmm-table-2)=`` label, or ``anchor="gmm-table-2"`` in a call);
+    2. else the first section below the page title whose heading names the item ("## Table 4, scene rows");
+    3. else, for an item carried by checks only (an algorithm, a theorem), the target's checks table;
+    4. else the page title's section when it names the item ("# The progress coefficient η (Figure 2)");
+    5. else the target's claims table.
+    None when the notebook's source is not available.
+    """
+    from lvmrepro.report import anchor_id, checks_anchor, claims_anchor
+    source = notebook_source(notebook) if source is None else source
+    if source is None:
+        return None
+    explicit = anchor_id(paper, label)
+    if f"({explicit})=" in source or f'"{explicit}"' in source or f"'{explicit}'" in source:
+        return explicit
+    found = headings(source)
+    for level, text in found:
+        if level >= 2 and _mentions(text, label):
+            return section_id(text)
+    if checks_only:
+        return checks_anchor(target)
+    for level, text in found:
+        if level == 1 and _mentions(text, label):
+            return section_id(text)
+    return claims_anchor(target)

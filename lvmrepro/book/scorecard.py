@@ -17,24 +17,28 @@ import html
 import re
 
 from lvmrepro import PAPERS
-from lvmrepro.book.report import load_results, own_runtime_s
+from lvmrepro.book.report import (STATES, checks_anchor, claim_attributes, claims_anchor, load_results,
+                                  own_runtime_s, slug as _slug, state_badge, verdict_word)
 from lvmrepro.stats import (CHECK_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, INCONCLUSIVE, NOT_TESTABLE,
-                            UNDECIDABLE, VERDICT_MEANING, verdict_of)
+                            UNDECIDABLE)
 
 # ---------------------------------------------------------------------------------------------
 # Data
-
 
 
 def _results(results_dir) -> dict:
     return {r["target"]: r for r in load_results(results_dir) if isinstance(r, dict) and "target" in r}
 
 
-def _claim_line(c: dict) -> dict:
-    state = verdict_of(c)
-    return {"id": c["id"], "statement": c["statement"], "state": state,
+def _claim_line(c: dict, result: dict | None = None, place: dict | None = None) -> dict:
+    """One claim as the scorecard shows it: its verdict word (:func:`lvmrepro.book.report.verdict_word`), statement,
+    evidence, and where it is shown (its target, notebook and anchor)."""
+    place = place or {}
+    return {"id": c["id"], "statement": c["statement"], "state": verdict_word(c), "holds": c.get("holds"),
             "evidence": c.get("evidence", ""), "n": c.get("n"), "p": c.get("p"), "test": c.get("test"),
-            "reason": c.get("reason")}
+            "reason": c.get("reason"), "target": (result or {}).get("target", place.get("target")),
+            "run": (result or {}).get("created", ""), "notebook": place.get("notebook"),
+            "anchor": place.get("anchor")}
 
 
 def _scale_label(st: dict, results: dict) -> str:
@@ -50,29 +54,49 @@ def _scale_label(st: dict, results: dict) -> str:
     return ", ".join(labels)
 
 
+def verdict_tally(lines) -> dict:
+    """``{verdict word: count}`` of claim lines, in :data:`lvmrepro.book.report.STATES` order."""
+    tally = {}
+    for c in lines:
+        tally[c["state"]] = tally.get(c["state"], 0) + 1
+    return {s: tally[s] for s in sorted(tally, key=lambda s: list(STATES).index(s) if s in STATES else len(STATES))}
+
+
 def collect(results_dir) -> list[dict]:
-    """One item per item of the four papers, in the papers' order, with its state and its claims."""
-    from lvmrepro.book.papers import ITEMS, STAND_INS, item_state
+    """One item per item of the four papers, in the papers' order, with its state, its claims (each with the
+    target, notebook and anchor where it is shown) and ``places``: where the item is shown, one per target."""
+    from lvmrepro.book.papers import ITEMS, STAND_INS, _belongs, item_anchor, item_state
     results = _results(results_dir)
     out = []
     for item in ITEMS:
         st = item_state(item, results)
-        first = results.get(st["targets"][0]) if st["targets"] else None
-        n_claims = len(st["claims"])
-        lines = [_claim_line(c) for c in st["claims"]]
-        tally = {}
-        for c in lines:
-            tally[c["state"]] = tally.get(c["state"], 0) + 1
+        places, lines = [], []
+        for t in st["targets"]:
+            r = results[t]
+            own_claims = [c for c in r.get("claims", []) if _belongs(c, item, r)]
+            notebook = r.get("notebook")
+            anchor = (item_anchor(item.paper, item.label, t, notebook, checks_only=not own_claims)
+                      if notebook else None)
+            place = {"target": t, "notebook": notebook, "anchor": anchor}
+            places.append(place)
+            lines += [_claim_line(c, r, place) for c in own_claims]
+        n_claims = len(lines)
+        tally = verdict_tally(lines)
         parts = [f"{n} {k}" for k, n in tally.items()]
+        n_checks = len(st["checks"])
+        n_pass = sum(c["passed"] for c in st["checks"])
         if st["checks"]:
-            parts.append(f"checks {sum(c['passed'] for c in st['checks'])} of {len(st['checks'])} pass")
+            parts.append(f"checks {n_pass} of {n_checks} pass")
         evidence = (f"{n_claims} claim{'s' * (n_claims != 1)}: " if n_claims else "") + ", ".join(parts)
         if st["reason"]:
             evidence = (evidence + ". " if evidence else "") + st["reason"]
-        out.append({"paper": item.paper, "item": item.label, "statement": f"{item.label}: {item.description}",
+        first = places[0] if places else {}
+        out.append({"paper": item.paper, "item": item.label, "description": item.description,
+                    "statement": f"{item.label}: {item.description}",
                     "state": st["state"], "target": ", ".join(st["targets"] or item.targets),
-                    "notebook": first.get("notebook") if first else None,
-                    "scale": _scale_label(st, results), "evidence": evidence,
+                    "notebook": first.get("notebook"), "anchor": first.get("anchor"), "places": places,
+                    "scale": _scale_label(st, results), "evidence": evidence, "tally": tally,
+                    "checks_passed": n_pass, "checks_total": n_checks,
                     "stand_in": "; ".join(sorted({STAND_INS[t] for t in st["targets"] or item.targets
                                                   if t in STAND_INS})),
                     "claims": lines, "reason": st["reason"]})
@@ -87,8 +111,8 @@ def collect_checks(results_dir) -> list[dict]:
             continue
         for c in res.get("checks", []):
             rows.append({"paper": name.split(".", 1)[0], "target": name, "notebook": res.get("notebook"),
-                         "id": c["id"], "statement": c["statement"], "passed": c["passed"],
-                         "evidence": c.get("evidence", "")})
+                         "anchor": checks_anchor(name), "id": c["id"], "statement": c["statement"],
+                         "passed": c["passed"], "evidence": c.get("evidence", "")})
     return rows
 
 
@@ -101,8 +125,9 @@ def collect_beyond(results_dir) -> list[dict]:
         if name.split(".", 1)[0] not in PAPERS or name in carried:
             continue
         for c in res.get("claims", []):
-            rows.append({"paper": name.split(".", 1)[0], "target": name, "notebook": res.get("notebook"),
-                         "scale": res["scale"], **_claim_line(c)})
+            rows.append({"paper": name.split(".", 1)[0], "scale": res["scale"],
+                         **_claim_line(c, res, {"target": name, "notebook": res.get("notebook"),
+                                                "anchor": claims_anchor(name)})})
     return rows
 
 
@@ -127,42 +152,46 @@ def run_facts(results_dir) -> dict:
 # ---------------------------------------------------------------------------------------------
 # Layout
 
-# Known states, best first: (colour, one-line meaning). Today's claim verdicts and the item states
-# of the verdict rules both have a place here, so either kind of result file renders.
-STATES = {
-    "reproduced": ("#1a7f37", "every testable claim of the item holds"),
-    "checked": ("#1a7f37", "no empirical claim to test; every check of our implementation passes"),
-    HOLDS: ("#1a7f37", VERDICT_MEANING[HOLDS]),
-    "partly reproduced": ("#9a6700", "some claims hold, others do not"),
-    "not reproduced": ("#cf222e", "no testable claim of the item holds"),
-    FAILS: ("#cf222e", VERDICT_MEANING[FAILS]),
-    FAILS_AT_PAPER_EFFECT: ("#cf222e", VERDICT_MEANING[FAILS_AT_PAPER_EFFECT]),
-    INCONCLUSIVE: ("#6e7781", VERDICT_MEANING[INCONCLUSIVE]),
-    UNDECIDABLE: ("#6e7781", VERDICT_MEANING[UNDECIDABLE]),
-    "undecided": ("#6e7781", "our run cannot decide the claim"),
-    "check failed": ("#cf222e", "a check of our implementation failed"),
-    NOT_TESTABLE: ("#57606a", VERDICT_MEANING[NOT_TESTABLE]),
-    "not yet implemented": ("#57606a", "planned, not yet run"),
-    CHECK_WORDS[True]: ("#1a7f37", "the check passed"),
-    CHECK_WORDS[False]: ("#cf222e", "the check failed"),
-}
-_NEUTRAL = "#57606a"
+#: What each state says in one word of sense, so that one filter serves items (reproduced ...), claims (holds ...)
+#: and checks (passes ...): choosing "not reproduced" also shows the claims that do not hold and the checks that fail.
+STATE_GROUP = {"reproduced": "positive", "checked": "positive", HOLDS: "positive", CHECK_WORDS[True]: "positive",
+               "partly reproduced": "mixed", "not reproduced": "negative", FAILS: "negative",
+               FAILS_AT_PAPER_EFFECT: "negative", "check failed": "negative", CHECK_WORDS[False]: "negative",
+               INCONCLUSIVE: "undecided", UNDECIDABLE: "undecided", "undecided": "undecided",
+               NOT_TESTABLE: "untestable", "not yet implemented": "missing"}
+
+
+def state_group(state: str) -> str:
+    return STATE_GROUP.get(state, _slug(state))
 
 
 def ordered_states(counts: dict) -> list[str]:
-    """States present in ``counts``: known ones in :data:`STATES` order, then unknown ones."""
+    """States present in ``counts``: known ones in :data:`lvmrepro.book.report.STATES` order, then unknown ones."""
     present = {s for per_state in counts.values() for s in per_state}
     return [s for s in STATES if s in present] + sorted(present - set(STATES))
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+def _plural_verdict(word: str, n: int) -> str:
+    """"1 holds", "3 hold", "2 fail", "1 inconclusive"."""
+    if n != 1:
+        word = {HOLDS: "hold", FAILS: "fail", FAILS_AT_PAPER_EFFECT: "fail at the paper's effect",
+                CHECK_WORDS[True]: "pass", CHECK_WORDS[False]: "checks fail"}.get(word, word)
+    return f"{n} {word}"
 
 
-def state_badge(state: str) -> str:
-    colour = STATES.get(state, (_NEUTRAL, ""))[0]
-    return (f'<span class="lvm-state lvm-state-{_slug(state)}" style="--lvm-state:{colour}">'
-            f"{html.escape(state)}</span>")
+def tally_text(tally: dict, checks_passed: int = 0, checks_total: int = 0) -> str:
+    """The verdict counts of an item's claims (and its checks), e.g. "2 hold · 1 fails · checks 3 of 3 pass"."""
+    parts = [_plural_verdict(w, n) for w, n in tally.items()]
+    if checks_total:
+        parts.append(f"checks {checks_passed} of {checks_total} pass")
+    return " · ".join(parts)
+
+
+def link(page: str | None, anchor: str | None, prefix: str) -> str | None:
+    """The relative URL of ``page`` (``notebooks/gmm/02_clustering``) at ``anchor``, from a page ``prefix`` deep."""
+    if not page:
+        return None
+    return f"{prefix}{page}.html" + (f"#{anchor}" if anchor else "")
 
 
 # Short row labels for the front-page summary (the full citation goes in the tooltip): four long titles
@@ -173,7 +202,8 @@ SHORT_NAMES = {"gmm": "G-MM (Naderi et al. 2019)", "groupnorm": "Group norm (Che
 
 
 def summary_html(counts: dict, chapter_links: dict | None = None) -> str:
-    """Per-paper counts as a table: one row per paper, one column per state, a total.
+    """Per-paper counts as a table: one row per paper, one column per state, a total (the total first, so that it
+    stays in view on a narrow screen).
 
     ``chapter_links`` maps a paper id to the URL of its chapter (relative to the page).
     """
@@ -191,77 +221,121 @@ def summary_html(counts: dict, chapter_links: dict | None = None) -> str:
         else:
             name = f'<span title="{full}">{name}</span>'
         cells = "".join(f'<td class="lvm-count">{per_state.get(s, 0)}</td>' for s in states)
-        body.append(f"<tr><td>{name}</td>{cells}<td class=\"lvm-count\">{sum(per_state.values())}</td></tr>")
-    table = (f'<table class="lvm-summary-table"><thead><tr><th>paper</th>{head}<th>total</th></tr></thead>'
-             f"<tbody>{''.join(body)}</tbody></table>")
+        body.append(f'<tr><td>{name}</td><td class="lvm-count">{sum(per_state.values())}</td>{cells}</tr>')
+    table = (f'<table class="lvm-summary-table"><thead><tr><th>paper</th><th class="lvm-count">items</th>{head}'
+             f"</tr></thead><tbody>{''.join(body)}</tbody></table>")
     return f'<div class="lvm-scroll" role="region" tabindex="0" aria-label="verdicts per paper">{table}</div>'
 
 
 def _filter_html(counts: dict) -> str:
     total = sum(sum(c.values()) for c in counts.values())
-    buttons = [f'<button type="button" class="lvm-filter-button" data-state="all" aria-pressed="true">'
-               f"all <span class=\"lvm-count\">{total}</span></button>"]
+    buttons = [f'<button type="button" class="lvm-filter-button" data-state="all" data-group="all" '
+               f'aria-pressed="true">all <span class="lvm-count">{total}</span></button>']
     for state in ordered_states(counts):
         n = sum(c.get(state, 0) for c in counts.values())
         buttons.append(f'<button type="button" class="lvm-filter-button" data-state="{html.escape(state)}" '
-                       f'aria-pressed="false">{state_badge(state)} <span class="lvm-count">{n}</span></button>')
+                       f'data-group="{state_group(state)}" aria-pressed="false">{state_badge(state)} '
+                       f'<span class="lvm-count">{n}</span></button>')
     return (f'<div class="lvm-filter" role="group" aria-label="show items by state">'
             f'<span class="lvm-filter-label">Show:</span>{"".join(buttons)}</div>')
 
 
-def _item_row(item: dict, prefix: str, show_scale: bool) -> str:
-    target = html.escape(item.get("target", ""))
-    if item.get("notebook"):
-        target = f'<a href="{prefix}{html.escape(item["notebook"])}.html">{target}</a>'
-    scale = f"<br><small>{html.escape(item['scale'])}</small>" if show_scale and item.get("scale") else ""
-    if item.get("stand_in"):
-        scale += (f'<br><small class="lvm-stand-in" title="{html.escape(item["stand_in"])}">stand-in data: '
-                  f"{html.escape(item['stand_in'])}</small>")
+def _claim_li(c: dict, prefix: str) -> str:
+    reason = (f" — {html.escape(c['reason'])}" if c.get("reason") and c["state"] != HOLDS
+              and c["reason"] != c["evidence"] else "")
+    where = link(c.get("notebook"), c.get("anchor"), prefix)
+    see = f' <a class="lvm-see" href="{html.escape(where)}">see it</a>' if where else ""
+    return (f'<li{claim_attributes(c.get("target") or "?", c, c.get("run", ""), c["state"])}>{state_badge(c["state"])} '
+            f'{html.escape(c["statement"])}{see}<br><small>{html.escape(c["evidence"])}{reason}</small></li>')
+
+
+def _item_block(item: dict, prefix: str, show_scale: bool) -> str:
+    """One item: a summary line (the item, linked to its table or figure; the state; the verdict counts) that
+    expands to its claims, with their evidence, and to where it runs (targets, scale, stand-in data)."""
+    label = html.escape(item.get("item") or item["statement"])
+    where = link(item.get("notebook"), item.get("anchor"), prefix)
+    label = f'<a href="{html.escape(where)}">{label}</a>' if where else label
+    desc = html.escape(item.get("description", "")) if item.get("item") else ""
+    counts = tally_text(item.get("tally", {}), item.get("checks_passed", 0), item.get("checks_total", 0))
+    counts = f'<span class="lvm-item-counts">{html.escape(counts)}</span>' if counts else ""
     claims = item.get("claims") or []
-    detail = html.escape(item.get("evidence", ""))
-    if claims:
-        lines = "".join(f"<li>{state_badge(c['state'])} {html.escape(c['statement'])}"
-                        f"<br><small>{html.escape(c['evidence'])}"
-                        f"{(' — ' + html.escape(c['reason'])) if c.get('reason') and c['state'] != 'holds' and c['reason'] != c['evidence'] else ''}"
-                        f"</small></li>" for c in claims)
-        detail += f'<ul class="lvm-claims">{lines}</ul>'
-    return (f'<tr class="lvm-item" data-state="{html.escape(item["state"])}">'
-            f"<td>{target}{scale}</td><td>{html.escape(item['statement'])}</td>"
-            f"<td>{state_badge(item['state'])}</td><td>{detail}</td></tr>")
+    lines = "".join(_claim_li(c, prefix) for c in claims)
+    places = []
+    for p in item.get("places", []):
+        url = link(p.get("notebook"), p.get("anchor"), prefix)
+        places.append(f'<a href="{html.escape(url)}">{html.escape(p["target"])}</a>' if url else html.escape(p["target"]))
+    meta = []
+    if places:
+        meta.append("run by " + ", ".join(places))
+    elif item.get("target"):
+        meta.append("target " + html.escape(item["target"]))
+    if show_scale and item.get("scale"):
+        meta.append("scale " + html.escape(item["scale"]))
+    if item.get("stand_in"):
+        meta.append(f'<span class="lvm-stand-in">stand-in data: {html.escape(item["stand_in"])}</span>')
+    if item.get("reason") and not claims:
+        meta.append(html.escape(item["reason"]))
+    body = (f'<ul class="lvm-claim-list">{lines}</ul>' if lines else "") + (
+        f'<p class="lvm-item-meta">{" · ".join(meta)}</p>' if meta else "")
+    ident = f' id="scorecard-{_slug(item["paper"])}-{_slug(item.get("item") or item["statement"])}"'
+    summary = (f'<summary><span class="lvm-item-label">{label}</span> '
+               f'<span class="lvm-item-desc">{desc}</span> {state_badge(item["state"])} {counts}</summary>')
+    return (f'<div class="lvm-item" data-state="{html.escape(item["state"])}" '
+            f'data-group="{state_group(item["state"])}"{ident}><details>{summary}{body}</details></div>')
 
 
-def checks_html(checks) -> str:
-    """The sanity checks, apart from the claims: "N of N pass", then one row per check."""
+def _item_row(item: dict, prefix: str, show_scale: bool) -> str:
+    """Kept for callers of the table layout: an item is now a block (:func:`_item_block`)."""
+    return _item_block(item, prefix, show_scale)
+
+
+def checks_html(checks, from_page: str = "book/scorecard") -> str:
+    """The sanity checks, apart from the claims: "N of N pass", then per target a line that expands to its checks."""
     if not checks:
         return "<p><em>No checks in the result files.</em></p>"
+    prefix = "../" * from_page.count("/")
     n_pass = sum(c["passed"] for c in checks)
-    rows = "".join(f"<tr><td>{html.escape(c['target'])}</td><td>{html.escape(c['statement'])}</td>"
-                   f"<td>{state_badge(CHECK_WORDS[bool(c['passed'])])}</td>"
-                   f"<td>{html.escape(c['evidence'])}</td></tr>" for c in checks)
-    return (f"<p><strong>Sanity checks: {n_pass} of {len(checks)} pass.</strong> These are properties our "
-            "code guarantees or verifies (invariants of a proof, touching bounds, certified gaps); they "
-            "are never counted as reproductions.</p>"
-            '<div class="lvm-scroll" role="region" tabindex="0" aria-label="sanity checks">'
-            '<table class="lvm-items lvm-checks"><thead><tr><th>target</th><th>check</th><th>result</th>'
-            f"<th>evidence</th></tr></thead><tbody>{rows}</tbody></table></div>")
+    by_target = {}
+    for c in checks:
+        by_target.setdefault(c["target"], []).append(c)
+    blocks = []
+    for target, rows in by_target.items():
+        passed = sum(c["passed"] for c in rows)
+        state = CHECK_WORDS[passed == len(rows)]
+        url = link(rows[0].get("notebook"), rows[0].get("anchor"), prefix)
+        name = f'<a href="{html.escape(url)}">{html.escape(target)}</a>' if url else html.escape(target)
+        items = "".join(f'<li class="lvm-check" data-state="{CHECK_WORDS[bool(c["passed"])]}" '
+                        f'data-group="{state_group(CHECK_WORDS[bool(c["passed"])])}">'
+                        f'{state_badge(CHECK_WORDS[bool(c["passed"])])} {html.escape(c["statement"])}'
+                        f'<br><small>{html.escape(c["evidence"])}</small></li>' for c in rows)
+        blocks.append(f'<div class="lvm-item lvm-check-target" data-state="{state}" data-group="{state_group(state)}">'
+                      f'<details><summary><span class="lvm-item-label">{name}</span> {state_badge(state)} '
+                      f'<span class="lvm-item-counts">{passed} of {len(rows)} pass</span></summary>'
+                      f'<ul class="lvm-claim-list">{items}</ul></details></div>')
+    return (f'<div class="lvm-checks-list" data-filterable="checks"><p><strong>Sanity checks: {n_pass} of '
+            f'{len(checks)} pass.</strong> These are properties our code guarantees or verifies (invariants of a '
+            "proof, touching bounds, certified gaps); they are never counted as reproductions.</p>"
+            + "".join(blocks) + '<p class="lvm-empty" hidden>No check in the chosen state.</p></div>')
 
 
-def beyond_html(rows) -> str:
+def beyond_html(rows, from_page: str = "book/scorecard") -> str:
+    """The claims of targets beyond the papers, one line each, filtered with the items."""
     if not rows:
         return "<p><em>No targets beyond the papers in the result files.</em></p>"
-    body = "".join(f"<tr><td>{html.escape(r['target'])}</td><td>{html.escape(r['statement'])}</td>"
-                   f"<td>{state_badge(r['state'])}</td><td>{html.escape(r['evidence'])}</td></tr>" for r in rows)
-    return ('<div class="lvm-scroll" role="region" tabindex="0" aria-label="beyond the papers">'
-            '<table class="lvm-items"><thead><tr><th>target</th><th>claim</th><th>verdict</th>'
-            f"<th>evidence</th></tr></thead><tbody>{body}</tbody></table></div>")
+    prefix = "../" * from_page.count("/")
+    body = "".join(f'<div class="lvm-item lvm-beyond" data-state="{html.escape(r["state"])}" '
+                   f'data-group="{state_group(r["state"])}"><ul class="lvm-claim-list">{_claim_li(r, prefix)}</ul></div>'
+                   for r in rows)
+    return (f'<div class="lvm-beyond-list" data-filterable="beyond">{body}'
+            '<p class="lvm-empty" hidden>No claim beyond the papers in the chosen state.</p></div>')
 
 
 def scorecard_html(items, counts: dict, from_page: str = "book/scorecard") -> str:
-    """The scorecard: a filter by state, then one section per paper with its items.
+    """The scorecard: a filter by state, then one section per paper with one line per item (its table or figure
+    linked, its state and verdict counts) that expands to its claims.
 
-    Notebook links are made relative to the page ``from_page`` of the built book. The filter is
-    plain JavaScript shipped with the book (``_static/lvm-scorecard.js``); without it every item
-    shows.
+    Links are made relative to the page ``from_page`` of the built book. The filter is plain JavaScript shipped
+    with the book (``_static/lvm-scorecard.js``); without it every item shows.
     """
     if not items:
         return summary_html(counts)
@@ -269,14 +343,12 @@ def scorecard_html(items, counts: dict, from_page: str = "book/scorecard") -> st
     show_scale = len({i.get("scale") for i in items}) > 1   # one scale is said once, above
     parts = [f'<div id="lvm-scorecard" class="lvm-scorecard">{_filter_html(counts)}']
     for paper, per_state in counts.items():
-        rows = "".join(_item_row(i, prefix, show_scale) for i in items if i["paper"] == paper)
+        blocks = "".join(_item_block(i, prefix, show_scale) for i in items if i["paper"] == paper)
         tally = ", ".join(f"{n} {s}" for s, n in per_state.items())
         parts.append(
             f'<section class="lvm-paper" id="scorecard-{_slug(paper)}" data-paper="{html.escape(paper)}">'
             f"<h2>{html.escape(PAPERS.get(paper, paper))}</h2><p class=\"lvm-tally\">{html.escape(tally)}</p>"
-            f'<div class="lvm-scroll" role="region" tabindex="0" aria-label="scorecard: {html.escape(paper)}">'
-            f'<table class="lvm-items"><thead><tr><th>target</th><th>item of the paper</th><th>state</th>'
-            f"<th>its claims and our evidence</th></tr></thead><tbody>{rows}</tbody></table></div>"
+            f'<div class="lvm-items">{blocks}</div>'
             f'<p class="lvm-empty" hidden>No item of this paper is in the chosen state.</p></section>')
     parts.append("</div>")
     return "".join(parts)
@@ -309,3 +381,15 @@ def front_page_html(counts: dict, facts: dict, scale: str, chapter_links: dict) 
                        "their run): " + "; ".join(f"{html.escape(n)}: {html.escape(why)}" for n, why in not_shown)
                        + "</div>")
     return f'<div id="lvm-summary" class="lvm-summary">{facts_html}{summary_html(counts, chapter_links)}</div>'
+
+
+def chapter_items_html(items, paper: str, from_page: str) -> str:
+    """A chapter page's list of its paper's items: each linked to its table or figure, with its state and verdict
+    counts (the scorecard's summary lines, expandable to the claims)."""
+    mine = [i for i in items if i["paper"] == paper]
+    if not mine:
+        return "<p><em>No result files found: run <code>make book</code>.</em></p>"
+    prefix = "../" * from_page.count("/")
+    show_scale = len({i.get("scale") for i in mine}) > 1
+    return (f'<div class="lvm-chapter-items lvm-scorecard" data-paper="{html.escape(paper)}">'
+            + "".join(_item_block(i, prefix, show_scale) for i in mine) + "</div>")
