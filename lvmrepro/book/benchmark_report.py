@@ -25,7 +25,7 @@ SECTIONS = ("kernels", "assign_vs_sklearn", "random_walk", "scaling_assign", "sc
 REQUIRED = {"schema": str, "created": str, "version": str, "git_commit": str, "runtime_s": float,
             "machine": dict, "libraries": dict, "threads": dict, "rows": list}
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "threadpoolctl", "Cython")
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "LVMREPRO_JOBS")
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "LVMREPRO_JOBS")
 PRODUCE = "make benchmark"   # the command that writes the default file
 
 
@@ -35,6 +35,17 @@ def default_path() -> Path:
     if env:
         return Path(env)
     return Path(__file__).resolve().parent.parent / "build" / "benchmarks.json"
+
+
+def display_path(path=None) -> str:
+    """The benchmark file's path as a page may print it: relative to the project root when it lies inside it,
+    else its file name alone (never an absolute path of the build machine)."""
+    path = Path(path) if path is not None else default_path()
+    root = Path(__file__).resolve().parent.parent
+    try:
+        return str(path.resolve().relative_to(root))
+    except ValueError:
+        return path.name
 
 
 # --------------------------------------------------------------------------- writing
