@@ -5,7 +5,8 @@ from 127.0.0.1. Chromium is the system's (Debian's ``chromium`` package; Playwri
 download cannot work offline), driven through pytest-playwright. Outside CI a missing Chromium
 skips the suite with a message saying how to install it; in CI (``CI`` set) it fails.
 
-Screenshots of the front page, the scorecard and one page per chapter go to ``build/screenshots``.
+Screenshots of the front page, the scorecard and one page per chapter, light and dark, at a desktop's width
+(1400 px) and a phone's (390 px), go to ``build/screenshots`` (``<page>-<light|dark>-<width>.png``).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import threading
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from html import unescape
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -34,6 +36,12 @@ SCREENSHOT_PAGES = {"book/intro": "front-page", "book/scorecard": "scorecard",
                     "notebooks/groupnorm/02_digits": "groupnorm-digits",
                     "notebooks/spl/02_digits": "spl-digits",
                     "notebooks/convexmr/03_hopkins": "convexmr-hopkins"}
+DESKTOP, PHONE = {"width": 1400, "height": 900}, {"width": 390, "height": 844}
+# WCAG AA for normal text.
+MIN_CONTRAST = 4.5
+MIN_FIGURE_TEXT_PX = 9.0
+SCORECARD_MAX_HEIGHT_PX = 15_000
+SNAKE_CASE = re.compile(r"^[a-z]+(_[a-z0-9]+)+$")
 
 
 def toc_pages() -> list[str]:
@@ -88,7 +96,22 @@ def browser_type_launch_args(browser_type_launch_args):
 
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1280, "height": 900}}
+    return {**browser_context_args, "viewport": DESKTOP, "color_scheme": "light"}
+
+
+@pytest.fixture
+def phone_dark_page(browser, browser_context_args):
+    """A page in a phone-sized window whose system asks for dark mode (the theme's default mode is auto)."""
+    context = browser.new_context(**{**browser_context_args, "viewport": PHONE, "color_scheme": "dark"})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def _screenshot(page, name: str, mode: str, width: int):
+    if name in SCREENSHOT_PAGES:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / f"{SCREENSHOT_PAGES[name]}-{mode}-{width}.png"), full_page=True)
 
 
 @pytest.fixture(scope="session")
@@ -183,6 +206,74 @@ CLIPPED_TABLES = """() => {
 }"""
 
 
+# The contrast of every table cell, caption, provenance line, label and paragraph of the article against the
+# background it is drawn on (the first opaque background up its ancestors, semi-transparent layers blended in).
+LOW_CONTRAST = r"""(minimum) => {
+  const parse = s => { const m = s.match(/rgba?\(([^)]+)\)/); if (!m) return null;
+    const p = m[1].split(/[ ,\/]+/).filter(Boolean).map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const blend = (top, bottom) => [0, 1, 2].map(i => top[i] * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+  const background = el => { const layers = [];
+    for (let e = el; e; e = e.parentElement) { const c = parse(getComputedStyle(e).backgroundColor);
+      if (c && c[3] > 0) { layers.push(c); if (c[3] >= 1) break; } }
+    let bg = layers.length && layers[layers.length - 1][3] >= 1 ? layers.pop() : [255, 255, 255, 1];
+    for (let i = layers.length - 1; i >= 0; i--) bg = blend(layers[i], bg); return bg; };
+  const ratio = el => { const bg = background(el); const fg = blend(parse(getComputedStyle(el).color), bg);
+    const a = lum(fg), b = lum(bg); return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); };
+  const out = [];
+  const article = document.querySelector('article.bd-article') || document.body;
+  for (const el of article.querySelectorAll('td, th, .lvm-caption, .lvm-provenance, p, li, small, summary, .lvm-state')) {
+    if (!el.getClientRects().length || el.closest('.highlight, mjx-container')) continue;
+    const text = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
+    if (!text) continue;
+    const r = ratio(el);
+    if (r < minimum) out.push(`${r.toFixed(2)} ${el.tagName.toLowerCase()}.${el.className}: ${text.slice(0, 40)}`);
+  }
+  return out;
+}"""
+
+# Every figure's smallest text, as rendered: the SVG's smallest font (points) times its displayed width over its
+# width in points.
+OTHER_OUTPUT_IMAGES = """() => [...document.querySelectorAll('.cell_output img')].filter(i => !i.closest('figure.lvm-figure'))
+  .map(i => i.getAttribute('src'))"""
+FIGURES = """() => [...document.querySelectorAll('figure.lvm-figure img')].filter(i => i.getClientRects().length)
+  .map(i => ({src: i.currentSrc, width: i.getBoundingClientRect().width, alt: i.alt}))"""
+
+# Preformatted outputs whose text runs past their box (the first line of a page's output cut off).
+CLIPPED_OUTPUTS = """() => [...document.querySelectorAll('.cell_output .output pre')]
+  .filter(p => p.getClientRects().length && p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 60))"""
+
+VISIBLE_SEARCH = """() => [...document.querySelectorAll('.search-button__button, form.bd-search')]
+  .filter(e => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden').length"""
+
+
+def _svg_font_sizes_pt(svg: str) -> list[float]:
+    """The size of each text of a matplotlib SVG drawn with path fonts (the first scale of each text group)."""
+    sizes = []
+    for block in re.split(r'<g id="text_\d+">', svg)[1:]:
+        m = re.search(r"scale\(([\d.]+) -[\d.]+\)", block)
+        if m:
+            sizes.append(float(m.group(1)) * 100)
+    return sizes
+
+
+def _small_figure_text(page, site) -> list[str]:
+    """Figures whose smallest text renders below MIN_FIGURE_TEXT_PX pixels in this window."""
+    small = []
+    for fig in page.evaluate(FIGURES):
+        rel = unquote(urlsplit(fig["src"]).path)[1:]
+        svg = (site["dir"] / rel).read_text()
+        m = re.search(r'<svg[^>]*\swidth="([\d.]+)pt"', svg)
+        sizes = _svg_font_sizes_pt(svg)
+        if not m or not sizes:
+            continue
+        px = min(sizes) * fig["width"] / float(m.group(1))
+        if px < MIN_FIGURE_TEXT_PX:
+            small.append(f"{rel}: {px:.1f} px ({fig['alt'][:50]})")
+    return small
+
+
 class _Ids:
     """The ``id`` attributes of each built page, read once (for links with a fragment)."""
 
@@ -239,10 +330,103 @@ def test_page_reads_offline(page, site, name):
     clipped = page.evaluate(CLIPPED_TABLES)
     if clipped:
         problems.append(f"tables cut off at the content column: {clipped}")
-    if name in SCREENSHOT_PAGES:
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"{SCREENSHOT_PAGES[name]}.png"), full_page=True)
+    small = _small_figure_text(page, site)
+    if small:
+        problems.append(f"figure text under {MIN_FIGURE_TEXT_PX} px at {DESKTOP['width']} px: {small}")
+    other = page.evaluate(OTHER_OUTPUT_IMAGES)
+    if other:
+        problems.append(f"output images not drawn by lvmrepro.figures (no size or alt guarantee): {other}")
+    if name != "search" and page.evaluate(VISIBLE_SEARCH) != 1:   # the search page has its own form too
+        problems.append(f"{page.evaluate(VISIBLE_SEARCH)} search boxes in view (one expected)")
+    _screenshot(page, name, "light", DESKTOP["width"])
     assert not problems, f"{name}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_page_reads_on_a_dark_phone(phone_dark_page, site, name):
+    """At 390 px in dark mode: every text of the article reaches 4.5:1 contrast, no figure text is smaller than
+    9 px (stacked panels, or a figure that keeps a readable width and scrolls), no output line is cut off, one
+    search box, no console error."""
+    page = phone_dark_page
+    visit = PageVisit(page, site["url"])
+    visit.open(_page_url(site["url"], name))
+    assert page.evaluate("document.documentElement.dataset.theme") == "dark"
+    problems = []
+    if visit.errors:
+        problems.append(f"console errors: {visit.errors}")
+    low = page.evaluate(LOW_CONTRAST, MIN_CONTRAST)
+    if low:
+        problems.append(f"{len(low)} texts below {MIN_CONTRAST}:1 contrast in dark mode: {low[:6]}")
+    small = _small_figure_text(page, site)
+    if small:
+        problems.append(f"figure text under {MIN_FIGURE_TEXT_PX} px at {PHONE['width']} px: {small}")
+    cut = page.evaluate(CLIPPED_OUTPUTS)
+    if cut:
+        problems.append(f"output lines cut off: {cut}")
+    if name != "search" and page.evaluate(VISIBLE_SEARCH) != 1:
+        problems.append(f"{page.evaluate(VISIBLE_SEARCH)} search boxes in view (one expected)")
+    _screenshot(page, name, "dark", PHONE["width"])
+    assert not problems, f"{name}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("name", list(SCREENSHOT_PAGES))
+@pytest.mark.parametrize("mode, viewport", [("dark", DESKTOP), ("light", PHONE)])
+def test_screenshots_in_the_other_modes(browser, browser_context_args, site, name, mode, viewport):
+    """The remaining two of the four looks of each screenshot page (light desktop and dark phone are taken
+    above), with the dark desktop's contrast checked too."""
+    context = browser.new_context(**{**browser_context_args, "viewport": viewport, "color_scheme": mode})
+    try:
+        page = context.new_page()
+        PageVisit(page, site["url"]).open(_page_url(site["url"], name))
+        _screenshot(page, name, mode, viewport["width"])
+        if mode == "dark":
+            low = page.evaluate(LOW_CONTRAST, MIN_CONTRAST)
+            assert not low, f"{name}: texts below {MIN_CONTRAST}:1 in dark mode: {low[:6]}"
+    finally:
+        context.close()
+
+
+NAV_PAGES = ["book/intro", "notebooks/gmm/02_clustering"]
+
+
+@pytest.mark.parametrize("name", NAV_PAGES)
+@pytest.mark.parametrize("viewport", [PHONE, DESKTOP], ids=["phone", "desktop"])
+def test_menu_and_contents_open(browser, browser_context_args, site, name, viewport):
+    """The visible menu button opens the site navigation (a dialog on a phone; on a desktop it hides and shows the
+    sidebar), and the contents button opens the page's contents where it is shown (pydata-sphinx-theme 0.17.1
+    wires only the first, hidden, toggle of each kind: _static/lvm-nav.js forwards the clicks)."""
+    context = browser.new_context(**{**browser_context_args, "viewport": viewport})
+    try:
+        page = context.new_page()
+        visit = PageVisit(page, site["url"])
+        visit.open(_page_url(site["url"], name))
+        menu = page.locator(".primary-toggle:visible")
+        assert menu.count() == 1, f"{menu.count()} visible menu buttons"
+        sidebar = page.locator("#pst-primary-sidebar")
+        dialog = page.locator("#pst-primary-sidebar-modal")
+        if viewport is PHONE:
+            menu.click()
+            page.wait_for_function("document.getElementById('pst-primary-sidebar-modal').open")
+            assert dialog.locator("a.reference").count() > 10, "the menu dialog has no navigation links"
+            page.keyboard.press("Escape")
+            page.wait_for_function("!document.getElementById('pst-primary-sidebar-modal').open")
+            contents = page.locator(".secondary-toggle:visible")
+            assert contents.count() == 1, f"{contents.count()} visible contents buttons"
+            contents.click()
+            page.wait_for_function("document.getElementById('pst-secondary-sidebar-modal').open")
+            assert page.locator("#pst-secondary-sidebar-modal").inner_text().strip(), "the contents dialog is empty"
+        else:
+            assert sidebar.is_visible()
+            menu.click()
+            page.wait_for_function("document.getElementById('pst-primary-sidebar').classList.contains('pst-sidebar-hidden')")
+            assert not dialog.evaluate("d => d.open")
+            menu.click()
+            page.wait_for_function("!document.getElementById('pst-primary-sidebar').classList.contains('pst-sidebar-hidden')")
+            if page.locator("#pst-secondary-sidebar nav, #pst-secondary-sidebar .page-toc").count():
+                assert page.locator("#pst-secondary-sidebar").is_visible(), "the page's contents are not shown"
+        assert not visit.errors, visit.errors
+    finally:
+        context.close()
 
 
 def test_site_references_no_outside_resource(site):
@@ -286,25 +470,160 @@ def test_front_page_summarises(page, site):
 
 
 def test_scorecard_filters_by_state(page, site):
+    """Each state button shows exactly its items; the claims beyond the papers and the sanity checks are filtered
+    in the same sense (holds / passes with the positive states, ...)."""
     visit = PageVisit(page, site["url"])
     visit.open(_page_url(site["url"], "book/scorecard"))
     card = page.locator("#lvm-scorecard")
     assert card.count() == 1, "no scorecard on the scorecard page"
     assert card.locator("section.lvm-paper").count() == 4, "the scorecard is not split by paper"
-    items = card.locator("tr.lvm-item")
+    items = card.locator("section.lvm-paper .lvm-item")
     total = items.count()
     assert total > 0
+    rows_below = page.locator("[data-filterable] > .lvm-item")
+    below = rows_below.count()
+    assert below > 0, "no rows beyond the papers or checks to filter"
     buttons = card.locator(".lvm-filter-button")
     for i in range(1, buttons.count()):
         button = buttons.nth(i)
-        state = button.get_attribute("data-state")
+        state, group = button.get_attribute("data-state"), button.get_attribute("data-group")
         expected = int(button.locator(".lvm-count").inner_text())
         button.click()
-        shown = card.locator("tr.lvm-item:visible")
-        assert shown.count() == expected, f"filter {state!r}: {shown.count()} rows shown, button says {expected}"
+        shown = card.locator("section.lvm-paper .lvm-item:visible")
+        assert shown.count() == expected, f"filter {state!r}: {shown.count()} items shown, button says {expected}"
         assert all(s == state for s in shown.evaluate_all("rows => rows.map(r => r.dataset.state)"))
+        groups = page.locator("[data-filterable] > .lvm-item:visible").evaluate_all(
+            "rows => rows.map(r => r.querySelector('li.lvm-check') ? "
+            "[...r.querySelectorAll('li.lvm-check')].filter(l => !l.hidden).map(l => l.dataset.group) : [r.dataset.group])")
+        assert all(g == group for row in groups for g in row), (state, groups)
     buttons.first.click()
-    assert card.locator("tr.lvm-item:visible").count() == total
+    assert card.locator("section.lvm-paper .lvm-item:visible").count() == total
+    assert page.locator("[data-filterable] > .lvm-item:visible").count() == below
+    assert not visit.errors, visit.errors
+
+
+def test_scorecard_fits_a_screen(page, site):
+    PageVisit(page, site["url"]).open(_page_url(site["url"], "book/scorecard"))
+    height = page.evaluate("document.documentElement.scrollHeight")
+    assert height < SCORECARD_MAX_HEIGHT_PX, f"the scorecard page is {height} px tall at {DESKTOP['width']} px"
+
+
+def _element_with_id(path: Path, ident: str) -> str | None:
+    """The opening tag and the next 600 characters of the element with ``id`` in a built page."""
+    text = path.read_text(errors="replace")
+    m = re.search(r'<[^>]*\sid="' + re.escape(ident) + r'"[^>]*>', text)
+    return None if m is None else text[m.start():m.end() + 600]
+
+
+def _site_path(href: str, site_url: str, html_dir: Path) -> tuple[Path, str]:
+    parts = urlsplit(href)
+    return html_dir / unquote(parts.path)[1:], unquote(parts.fragment)
+
+
+@pytest.mark.parametrize("name", ["book/scorecard", "book/gmm", "book/groupnorm", "book/spl", "book/convexmr"])
+def test_item_links_land_on_the_items_table_or_figure(page, site, name):
+    """Every item and claim link of the scorecard and the chapter pages has a fragment that exists on its page, on
+    the item's own section (a heading naming the item), its table or anchor, or its target's claims or checks."""
+    PageVisit(page, site["url"]).open(_page_url(site["url"], name))
+    links = page.evaluate("""() => [...document.querySelectorAll('.lvm-item summary a, .lvm-claim-list a.lvm-see')]
+        .map(a => ({href: a.href, item: (a.closest('.lvm-item').querySelector('.lvm-item-label') || {}).textContent,
+                    see: a.classList.contains('lvm-see')}))""")
+    assert links, f"{name}: no item links"
+    problems = []
+    for link in links:
+        path, fragment = _site_path(link["href"], site["url"], site["dir"])
+        if not fragment:
+            problems.append(f"{link['item']}: {link['href']} has no anchor")
+            continue
+        element = _element_with_id(path, fragment) if path.is_file() else None
+        if element is None:
+            problems.append(f"{link['item']}: no element #{fragment} on {path.name}")
+            continue
+        is_block = re.match(r'<[^>]*class="[^"]*(lvm-table-block|lvm-anchor|lvm-claims-block|lvm-checks-block)', element)
+        names_item = link["item"] and re.search(re.escape(link["item"].strip()) + r"(?!\d)",
+                                                re.sub(r"<[^>]+>", "", element), re.IGNORECASE)
+        if not (is_block or (element.startswith("<section") and (names_item or link["see"]))):
+            problems.append(f"{link['item']}: #{fragment} on {path.name} is not the item's section: {element[:120]}")
+    assert not problems, f"{name}: " + "; ".join(problems[:8])
+
+
+def _built_pages(site):
+    return [p for p in site["dir"].rglob("*.html") if not p.relative_to(site["dir"]).parts[0].startswith("_")]
+
+
+def test_same_claim_same_verdict_word_on_every_page(site):
+    """Every page that shows a claim marks it (data-claim, data-verdict, data-run): within one run, a claim has one
+    verdict word everywhere, the word of its result file; a claim our setting cannot test never reads
+    "inconclusive"."""
+    from lvmrepro.report import verdict_word
+    seen = {}
+    for path in _built_pages(site):
+        text = path.read_text(errors="replace")
+        for m in re.finditer(r'data-claim="([^"]+)" data-verdict="([^"]+)" data-run="([^"]*)"', text):
+            key = (unescape(m.group(1)), m.group(3))
+            seen.setdefault(key, {}).setdefault(unescape(m.group(2)), []).append(str(path.relative_to(site["dir"])))
+    assert seen, "no claim is marked on any page"
+    disagree = {k: v for k, v in seen.items() if len(v) > 1}
+    assert not disagree, f"claims printed with different verdicts: {list(disagree.items())[:5]}"
+    on_scorecard = {k for k, v in seen.items() if any("scorecard" in p for ps in v.values() for p in ps)}
+    on_chapters = {k for k, v in seen.items() if any(p.startswith("notebooks/") for ps in v.values() for p in ps)}
+    assert len(on_scorecard & on_chapters) >= 0.9 * len(on_scorecard), "the scorecard and the chapters show other runs"
+    results = site["dir"].parent.parent / "results" / "smoke"
+    if results.is_dir():
+        words = {}
+        for f in results.glob("*.json"):
+            res = json.loads(f.read_text())
+            for c in res.get("claims", []):
+                words[(f"{res['target']}:{c['id']}", res.get("created", ""))] = verdict_word(c)
+        wrong = {k: (list(v), words[k]) for k, v in seen.items() if k in words and list(v) != [words[k]]}
+        assert not wrong, f"verdicts that are not their result file's: {list(wrong.items())[:5]}"
+
+
+def test_no_image_alt_is_a_file_path(site):
+    path_like = re.compile(r"(^|/)[\w.-]+\.(png|svg|jpe?g|gif)$|_images/|^\.\./", re.IGNORECASE)
+    bad = {}
+    for path in _built_pages(site):
+        for m in re.finditer(r"<img\b[^>]*>", path.read_text(errors="replace")):
+            alt = re.search(r'\salt="([^"]*)"', m.group(0))
+            if alt is None or not alt.group(1).strip() or path_like.search(unescape(alt.group(1)).strip()):
+                bad.setdefault(str(path.relative_to(site["dir"])), []).append(m.group(0)[:100])
+    assert not bad, f"images without a describing alt text: {bad}"
+
+
+def test_column_headers_are_words(site):
+    bad = {}
+    for path in _built_pages(site):
+        for m in re.finditer(r"<th\b[^>]*>(.*?)</th>", path.read_text(errors="replace"), re.S):
+            text = unescape(re.sub(r"<[^>]+>", "", m.group(1))).strip()
+            if SNAKE_CASE.match(text):
+                bad.setdefault(str(path.relative_to(site["dir"])), []).append(text)
+    assert not bad, f"variable names as column headers: {bad}"
+
+
+def test_no_page_prints_a_path_of_the_build_machine(site):
+    roots = {str(ROOT), str(site["dir"].resolve()), str(Path.home())}
+    bad = {}
+    for path in _built_pages(site):
+        text = path.read_text(errors="replace")
+        found = [r for r in roots if len(r) > 1 and r in text]
+        if found:
+            bad[str(path.relative_to(site["dir"]))] = found
+    assert not bad, f"absolute paths of the build machine: {bad}"
+
+
+def test_the_site_has_a_favicon_and_an_environment_licence_and_citation_page(page, site):
+    visit = PageVisit(page, site["url"])
+    visit.open(_page_url(site["url"], "book/environment"))
+    icon = page.locator('link[rel="icon"]')
+    assert icon.count() == 1 and page.request.get(icon.evaluate("l => l.href")).ok
+    text = page.locator("article").inner_text()
+    for fact in ("Python", "CPU", "OPENBLAS_CORETYPE", "numpy", "requirements.lock"):
+        assert fact in text, f"the environment page does not state {fact}"
+    assert page.locator('a[href$="requirements.lock"]').count() >= 1
+    visit.open(_page_url(site["url"], "book/licence"))
+    assert "BSD 3-Clause" in page.locator("article").inner_text()
+    visit.open(_page_url(site["url"], "book/cite"))
+    assert "cff-version" in page.locator("article").inner_text()
     assert not visit.errors, visit.errors
 
 
