@@ -15,12 +15,12 @@ PAPERS = {
 
 
 def _install_book_figures():
-    """In a Jupyter kernel, show matplotlib figures the book's way (:mod:`lvmrepro.figures`: SVG fitted to the page,
+    """In a Jupyter kernel, show matplotlib figures the book's way (:mod:`lvmrepro.book.figures`: SVG fitted to the page,
     alt text, stacked panels on a phone); nothing happens elsewhere, or with ``LVMREPRO_FIGURES=inline``."""
     import os
     if os.environ.get("LVMREPRO_FIGURES", "").lower() == "inline":
         return
-    from lvmrepro import figures
+    from lvmrepro.book import figures
     figures.install()
 
 

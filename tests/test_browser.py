@@ -335,7 +335,7 @@ def test_page_reads_offline(page, site, name):
         problems.append(f"figure text under {MIN_FIGURE_TEXT_PX} px at {DESKTOP['width']} px: {small}")
     other = page.evaluate(OTHER_OUTPUT_IMAGES)
     if other:
-        problems.append(f"output images not drawn by lvmrepro.figures (no size or alt guarantee): {other}")
+        problems.append(f"output images not drawn by lvmrepro.book.figures (no size or alt guarantee): {other}")
     if name != "search" and page.evaluate(VISIBLE_SEARCH) != 1:   # the search page has its own form too
         problems.append(f"{page.evaluate(VISIBLE_SEARCH)} search boxes in view (one expected)")
     _screenshot(page, name, "light", DESKTOP["width"])
@@ -555,7 +555,7 @@ def test_same_claim_same_verdict_word_on_every_page(site):
     """Every page that shows a claim marks it (data-claim, data-verdict, data-run): within one run, a claim has one
     verdict word everywhere, the word of its result file; a claim our setting cannot test never reads
     "inconclusive"."""
-    from lvmrepro.report import verdict_word
+    from lvmrepro.book.report import verdict_word
     seen = {}
     for path in _built_pages(site):
         text = path.read_text(errors="replace")

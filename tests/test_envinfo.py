@@ -1,5 +1,5 @@
-"""lvmrepro.envinfo: the environment page's facts, the lock-file comparison and the benchmarks' load warning."""
-from lvmrepro import benchmark_report as br, envinfo
+"""lvmrepro.book.envinfo: the environment page's facts, the lock-file comparison and the benchmarks' load warning."""
+from lvmrepro.book import benchmark_report as br, envinfo
 
 
 def test_snapshot_names_python_cpu_packages_threads_and_no_path():

@@ -1,4 +1,4 @@
-"""lvmrepro.figures: the book's figures as SVG fitted to the content column, with alt text and a phone layout."""
+"""lvmrepro.book.figures: the book's figures as SVG fitted to the content column, with alt text and a phone layout."""
 import base64
 import re
 
@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from lvmrepro import figures  # noqa: E402
+from lvmrepro.book import figures  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -140,7 +140,7 @@ def _notebook(tmp_path, name, text):
 
 
 def test_item_anchor_prefers_an_explicit_anchor_then_the_items_section_then_its_checks():
-    from lvmrepro.papers import item_anchor
+    from lvmrepro.book.papers import item_anchor
     src = ("# k-means vs G-MM: Table 1, Table 4 and Figure 5\n\n```{code-cell} ipython3\n# Table 4 in a comment\n```\n"
            "## Table 1\n\n## Table 4: iterations to converge (clustering rows)\n\n## Table 10\n")
     assert item_anchor("gmm", "Table 1", "gmm.table1", "nb", source=src) == "table-1"
@@ -173,12 +173,14 @@ def test_scorecard_links_each_claim_to_its_own_targets_page(tmp_path):
 
 
 def test_tally_text_reads_as_english():
-    assert scorecard.tally_text({"holds": 2, "does not hold": 1, "inconclusive": 3}, 2, 3) == \
-        "2 hold · 1 does not hold · 3 inconclusive · checks 2 of 3 pass"
+    assert scorecard.tally_text({"holds": 2, "fails": 1, "inconclusive": 3}, 2, 3) == \
+        "2 hold · 1 fails · 3 inconclusive · checks 2 of 3 pass"
+    assert scorecard.tally_text({"fails": 2, "fails at the paper's effect": 2}) == \
+        "2 fail · 2 fail at the paper's effect"
 
 
 def test_beyond_and_checks_rows_carry_the_filter_groups(results_dir):
-    beyond = [{"paper": "convexmr", "target": "convexmr.all155", "statement": "s", "state": "does not hold",
+    beyond = [{"paper": "convexmr", "target": "convexmr.all155", "statement": "s", "state": "fails",
                "evidence": "e", "notebook": "notebooks/convexmr/03_hopkins", "anchor": "claims-convexmr-all155",
                "id": "x"}]
     out = scorecard.beyond_html(beyond)
@@ -189,6 +191,7 @@ def test_beyond_and_checks_rows_carry_the_filter_groups(results_dir):
     assert "1 of 2 pass" in out and 'data-group="positive"' in out and 'data-group="negative"' in out
     assert scorecard.state_group("partly reproduced") == "mixed"
     assert {scorecard.state_group(s) for s in ("reproduced", "holds", "passes", "checked")} == {"positive"}
+    assert {scorecard.state_group(s) for s in ("fails", "fails at the paper's effect", "check fails")} == {"negative"}
 
 
 def test_chapter_items_list_only_that_papers_items(results_dir):
@@ -198,21 +201,28 @@ def test_chapter_items_list_only_that_papers_items(results_dir):
 
 
 def test_abstract_is_written_from_the_items(results_dir):
-    from lvmrepro import findings
+    from lvmrepro.book import findings
     items = scorecard.collect(results_dir)
     text = findings.paper_abstract(items, "gmm", from_page="book/gmm")
     n = sum(i["paper"] == "gmm" for i in items)
     assert text.startswith('<p class="lvm-abstract"><strong>What we found.</strong> The paper has '
                            f"{findings.count_words(n)} items")
-    assert "One reproduces in part" in text and "Of the three claims our runs test, one holds, one does not hold, " \
+    assert "One reproduces in part" in text and "Of the three claims our runs test, one holds, one fails, " \
         "one is inconclusive." in text
-    assert "Not reproduced: “claim 1 of gmm.table1” (<a href=\"../notebooks/gmm/01_x.html" in text
-    assert "Reproduced: “claim 0 of gmm.table1”" in text
+    assert "Claims that fail: “claim 1 of gmm.table1” (<a href=\"../notebooks/gmm/01_x.html" in text
+    assert "Claims that hold: “claim 0 of gmm.table1”" in text
     assert "not run yet" in text                       # the items without result files
     empty = findings.paper_abstract([], "gmm", from_page="book/gmm")
     assert "make book" in empty
 
 
 def test_count_words():
-    from lvmrepro.findings import count_words
+    from lvmrepro.book.findings import count_words
     assert [count_words(n) for n in (0, 1, 12, 13)] == ["no", "one", "twelve", "13"]
+
+
+def test_verdict_phrases_agree_with_their_number():
+    from lvmrepro.book.findings import _verdict_phrase
+    assert [_verdict_phrase(w, 1) for w in ("holds", "fails", "inconclusive")] == ["holds", "fails", "is inconclusive"]
+    assert [_verdict_phrase(w, 3) for w in ("holds", "fails at the paper's effect", "undecidable at the paper's sample size")] \
+        == ["hold", "fail at the paper's effect", "are undecidable at the paper's sample size"]

@@ -27,6 +27,7 @@ REQUIRED = {"schema": str, "created": str, "version": str, "git_commit": str, "r
 LIBRARIES = ("numpy", "scipy", "scikit-learn", "threadpoolctl", "Cython")
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "LVMREPRO_JOBS")
 PRODUCE = "make benchmark"   # the command that writes the default file
+PROJECT_ROOT = Path(__file__).resolve().parents[2]   # lvmrepro/book/ -> the project root
 
 
 def default_path() -> Path:
@@ -34,16 +35,15 @@ def default_path() -> Path:
     env = os.environ.get("LVMREPRO_BENCHMARKS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "build" / "benchmarks.json"
+    return PROJECT_ROOT / "build" / "benchmarks.json"
 
 
 def display_path(path=None) -> str:
     """The benchmark file's path as a page may print it: relative to the project root when it lies inside it,
     else its file name alone (never an absolute path of the build machine)."""
     path = Path(path) if path is not None else default_path()
-    root = Path(__file__).resolve().parent.parent
     try:
-        return str(path.resolve().relative_to(root))
+        return str(path.resolve().relative_to(PROJECT_ROOT))
     except ValueError:
         return path.name
 

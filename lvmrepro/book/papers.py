@@ -5,7 +5,7 @@ result files (:func:`item_state`):
 
 * **reproduced** -- every claim holds;
 * **partly reproduced** -- some claims hold, others do not or are inconclusive;
-* **not reproduced** -- no claim holds and at least one does not hold;
+* **not reproduced** -- no claim holds and at least one fails;
 * **inconclusive** -- every claim is undecided (too few samples, or neither direction significant);
 * **checked** -- the item makes no empirical claim we test (an algorithm, a theorem) and every check of
   our implementation passes (**check failed** if one does not);
@@ -14,7 +14,9 @@ result files (:func:`item_state`):
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 STATES = ("reproduced", "partly reproduced", "not reproduced", "inconclusive", "checked", "check failed",
           "not testable here", "not yet implemented")
@@ -154,15 +156,15 @@ def _belongs(entry: dict, item: Item, result: dict) -> bool:
 # ---------------------------------------------------------------------------------------------
 # Where each item is shown: the anchor of its table or figure on its notebook's page
 
-_ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
-_FENCE = __import__("re").compile(r"^(```|~~~)")
-_HEADING = __import__("re").compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_ROOT = Path(__file__).resolve().parents[2]   # the project root (notebooks/ beside lvmrepro/)
+_FENCE = re.compile(r"^(```|~~~)")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
 def notebook_source(notebook: str, root=None) -> str | None:
     """The MyST source of ``notebook`` (``"notebooks/gmm/02_clustering"``), or None when this installation has no
     notebooks beside the package."""
-    path = (_ROOT if root is None else __import__("pathlib").Path(root)) / f"{notebook}.md"
+    path = (_ROOT if root is None else Path(root)) / f"{notebook}.md"
     return path.read_text() if path.is_file() else None
 
 
@@ -187,7 +189,6 @@ def section_id(heading: str) -> str:
 
 
 def _mentions(text: str, label: str) -> bool:
-    import re
     return re.search(rf"(?<![\w]){re.escape(label)}(?!\d)", text, re.IGNORECASE) is not None
 
 
@@ -195,7 +196,7 @@ def item_anchor(paper: str, label: str, target: str, notebook: str, *, checks_on
                 source: str | None = None) -> str | None:
     """The id, on ``notebook``'s page, where the item ``label`` of ``paper`` carried by ``target`` is shown:
 
-    1. the explicit anchor ``<paper>-<label>`` (:func:`lvmrepro.report.anchor_id`) when the notebook names it
+    1. the explicit anchor ``<paper>-<label>`` (:func:`lvmrepro.book.report.anchor_id`) when the notebook names it
        (a ``(gmm-table-2)=`` label, or ``anchor="gmm-table-2"`` in a call);
     2. else the first section below the page title whose heading names the item ("## Table 4, scene rows");
     3. else, for an item carried by checks only (an algorithm, a theorem), the target's checks table;
@@ -203,7 +204,7 @@ def item_anchor(paper: str, label: str, target: str, notebook: str, *, checks_on
     5. else the target's claims table.
     None when the notebook's source is not available.
     """
-    from lvmrepro.report import anchor_id, checks_anchor, claims_anchor
+    from lvmrepro.book.report import anchor_id, checks_anchor, claims_anchor
     source = notebook_source(notebook) if source is None else source
     if source is None:
         return None

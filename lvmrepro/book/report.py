@@ -201,7 +201,7 @@ def table_html(rows: list[dict], columns=None, formats: dict | None = None, capt
 def anchor_id(*parts) -> str:
     """The ``id`` of a paper item's table or figure on its page: ``anchor_id("gmm", "Table 2")`` ->
     ``"gmm-table-2"`` (one string is slugged as it is). The scorecard and the chapter pages link here
-    (:func:`lvmrepro.papers.item_anchor` finds it, or the item's section heading)."""
+    (:func:`lvmrepro.book.papers.item_anchor` finds it, or the item's section heading)."""
     if not parts or not all(str(p).strip() for p in parts):
         raise ValueError("an anchor needs a non-empty paper id and item label, e.g. anchor_id('gmm', 'Table 2')")
     return "-".join(slug(p) for p in parts)

@@ -383,6 +383,24 @@ def front_page_html(counts: dict, facts: dict, scale: str, chapter_links: dict) 
     return f'<div id="lvm-summary" class="lvm-summary">{facts_html}{summary_html(counts, chapter_links)}</div>'
 
 
+ITEM_STATES = ("reproduced", "partly reproduced", "not reproduced", "inconclusive", "checked", "check failed",
+               NOT_TESTABLE, "not yet implemented")
+
+
+def legend_html() -> str:
+    """What every word of the scorecard means: the item states, the claim verdicts (:data:`lvmrepro.stats.VERDICTS`)
+    and the check results, each with its label and meaning (:data:`lvmrepro.book.report.STATES`)."""
+    from lvmrepro.stats import VERDICTS
+
+    def rows(words):
+        return "".join(f"<tr><td>{state_badge(w)}</td><td>{html.escape(STATES[w][2])}</td></tr>" for w in words)
+    return ('<div class="lvm-scroll" role="region" tabindex="0" aria-label="legend"><table class="lvm-claims">'
+            "<thead><tr><th>item state</th><th>meaning</th></tr></thead><tbody>" + rows(ITEM_STATES) + "</tbody>"
+            "<thead><tr><th>claim verdict</th><th>meaning</th></tr></thead><tbody>" + rows(VERDICTS) + "</tbody>"
+            "<thead><tr><th>check</th><th>meaning</th></tr></thead><tbody>" + rows(CHECK_WORDS.values())
+            + "</tbody></table></div>")
+
+
 def chapter_items_html(items, paper: str, from_page: str) -> str:
     """A chapter page's list of its paper's items: each linked to its table or figure, with its state and verdict
     counts (the scorecard's summary lines, expandable to the claims)."""

@@ -4,7 +4,7 @@
   menu would only offer the ``.md`` source. MyST-NB writes every executed notebook, outputs included, to
   ``<build>/jupyter_execute``; this extension copies each one into the site (``_sources/<page>.ipynb``) and
   points the theme's ``.ipynb`` download entry at it.
-* **Figures as files.** A notebook figure arrives as HTML holding its SVG inline (:mod:`lvmrepro.figures`:
+* **Figures as files.** A notebook figure arrives as HTML holding its SVG inline (:mod:`lvmrepro.book.figures`:
   a ``data:`` URI, so the downloaded notebook is self-contained); each SVG is written once to
   ``_images/lvm-<hash>.svg`` and the page points at that file, so a page stays light and a phone fetches only
   the layout it shows.

@@ -1,6 +1,6 @@
 """What we found, in prose: the abstract of each paper's reproduction, written from the scorecard's items.
 
-:func:`paper_abstract` turns the items of one paper (:func:`lvmrepro.scorecard.collect`) into a paragraph: how many
+:func:`paper_abstract` turns the items of one paper (:func:`lvmrepro.book.scorecard.collect`) into a paragraph: how many
 of the paper's items reproduce, in part or not at all, which are undecided and why they cannot be tested, then the
 claims that fail and those that hold, each with the item it belongs to linked to its table or figure. Every
 number and every word of a verdict comes from the result files (through the items); nothing here is typed for a
@@ -9,6 +9,8 @@ particular paper. The front page and each chapter page show it.
 from __future__ import annotations
 
 import html
+
+from lvmrepro.stats import HOLDS, HOLDS_OF, VERDICT_PHRASE
 
 _SMALL = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 
@@ -50,7 +52,7 @@ def _quote(claim: dict, item: dict, link) -> str:
 def paper_abstract(items, paper: str, from_page: str, *, max_quotes: int = 3) -> str:
     """The "what we found" paragraph of ``paper`` from the scorecard ``items`` (HTML), links relative to
     ``from_page`` (``"book/intro"``)."""
-    from lvmrepro.scorecard import link as page_link
+    from lvmrepro.book.scorecard import link as page_link
     mine = [i for i in items if i["paper"] == paper]
     if not mine:
         return ('<p class="lvm-abstract"><em>No result files for this paper in this build: run '
@@ -83,16 +85,16 @@ def paper_abstract(items, paper: str, from_page: str, *, max_quotes: int = 3) ->
             tally[c["state"]] = tally.get(c["state"], 0) + 1
         said = ", ".join(f"{count_words(n)} {_verdict_phrase(w, n)}" for w, n in tally.items())
         sentences.append(f"Of the {count_words(len(claims))} claims our runs test, {said}.")
-    failing = [(c, i) for c, i in claims if c["state"] == "does not hold"]
-    holding = [(c, i) for c, i in claims if c["state"] == "holds"]
+    failing = [(c, i) for c, i in claims if HOLDS_OF.get(c["state"]) is False]
+    holding = [(c, i) for c, i in claims if c["state"] == HOLDS]
     if failing:
         shown = failing[:max_quotes]
         more = f" and {count_words(len(failing) - len(shown))} more" if len(failing) > len(shown) else ""
-        sentences.append("Not reproduced: " + "; ".join(_quote(c, i, link) for c, i in shown) + more + ".")
+        sentences.append("Claims that fail: " + "; ".join(_quote(c, i, link) for c, i in shown) + more + ".")
     if holding:
         shown = holding[:max_quotes]
         more = f" and {count_words(len(holding) - len(shown))} more" if len(holding) > len(shown) else ""
-        sentences.append("Reproduced: " + "; ".join(_quote(c, i, link) for c, i in shown) + more + ".")
+        sentences.append("Claims that hold: " + "; ".join(_quote(c, i, link) for c, i in shown) + more + ".")
     stand_in = [i for i in mine if i.get("stand_in")]
     if stand_in:
         n = len(stand_in)
@@ -103,19 +105,22 @@ def paper_abstract(items, paper: str, from_page: str, *, max_quotes: int = 3) ->
 
 
 def _verdict_phrase(word: str, n: int) -> str:
-    if word == "holds":
-        return "holds" if n == 1 else "hold"
-    if word == "does not hold":
-        return "does not hold" if n == 1 else "do not hold"
-    if word == "not testable here":
-        return "is not testable here" if n == 1 else "are not testable here"
-    return f"{'is' if n == 1 else 'are'} {word}"
+    """The verdict as the verb phrase of a sentence whose subject is ``n`` claims (:data:`lvmrepro.stats.VERDICT_PHRASE`:
+    "one holds", "three fail", "two are inconclusive")."""
+    phrase = VERDICT_PHRASE.get(word, f"is {word}")
+    if n == 1:
+        return phrase
+    if phrase.startswith("is "):
+        return "are " + phrase[3:]
+    verb, _, rest = phrase.partition(" ")
+    verb = verb[:-1] if verb.endswith("s") else verb
+    return f"{verb} {rest}".strip()
 
 
 def abstracts_html(items, papers, from_page: str, chapter_links: dict | None = None) -> str:
     """The front page's abstracts: per paper a heading linking its chapter, then :func:`paper_abstract`."""
     from lvmrepro import PAPERS
-    from lvmrepro.scorecard import SHORT_NAMES
+    from lvmrepro.book.scorecard import SHORT_NAMES
     out = []
     for paper in papers:
         name = html.escape(SHORT_NAMES.get(paper, PAPERS.get(paper, paper)))
