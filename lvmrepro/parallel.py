@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import sys
 import time
 from typing import Callable
 from urllib.parse import urlsplit
@@ -208,15 +209,24 @@ def _longest_first(n: int, cost) -> list:
 
 
 def progress_bar(iterable, **kwargs):
-    """A tqdm progress bar: the notebook widget where ipywidgets is installed, else the text bar (tqdm.auto
-    would warn "IProgress not found" into every notebook's output first). ``TQDM_DISABLE=1`` turns it off."""
+    """A tqdm progress bar: the notebook widget where ipywidgets is installed; in a Jupyter kernel without it, none
+    (a text bar would only reach the notebook as raw carriage-return lines on stderr, after tqdm.auto's "IProgress
+    not found" warning); the text bar in a terminal. ``TQDM_DISABLE=1`` turns it off everywhere."""
     from tqdm import tqdm
     try:
         import ipywidgets  # noqa: F401
     except ImportError:
+        if _in_kernel():
+            kwargs["disable"] = True
         return tqdm(iterable, **kwargs)
     from tqdm.auto import tqdm as auto_tqdm
     return auto_tqdm(iterable, **kwargs)
+
+
+def _in_kernel() -> bool:
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
 
 
 def parallel_map(func: Callable, items, *, jobs: int = 1, desc: str = "", progress: bool = True,

@@ -159,3 +159,8 @@ def test_units_pluralise_their_head_noun(unit, text):
     from lvmrepro.stats import plural
     assert plural(unit) == text
     assert "datas set" not in plural(unit)
+
+
+def test_a_single_paper_number_keeps_its_printed_digits_and_a_derived_one_three():
+    assert [report.paper_number(x) for x in (1465.0, 0.0213, 18.9, 22.3 / 6.5, None)] == \
+        ["1465", "0.0213", "18.9", "3.43", "–"]

@@ -56,3 +56,23 @@ def test_rerun_refuses_notebook_without_parameters_cell(tmp_path):
         rerun_notebook(nb, {"scale": "smoke"})
     with pytest.raises(FileNotFoundError, match="does not exist"):
         rerun_notebook(tmp_path / "missing.md", {})
+
+
+def test_no_text_progress_bar_inside_a_kernel_without_widgets(monkeypatch):
+    """In a notebook kernel without ipywidgets a text bar would only land on stderr as raw lines (a warning in
+    the book build, clutter in a rerun notebook): the bar is off there, on in a terminal."""
+    import builtins
+
+    from lvmrepro import parallel
+    real_import = builtins.__import__
+
+    def no_widgets(name, *args, **kwargs):
+        if name == "ipywidgets":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_widgets)
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    monkeypatch.setattr(parallel, "_in_kernel", lambda: True)
+    assert parallel.progress_bar(range(3)).disable
+    monkeypatch.setattr(parallel, "_in_kernel", lambda: False)
+    assert not parallel.progress_bar(range(3), file=open("/dev/null", "w")).disable

@@ -226,3 +226,18 @@ def test_verdict_phrases_agree_with_their_number():
     assert [_verdict_phrase(w, 1) for w in ("holds", "fails", "inconclusive")] == ["holds", "fails", "is inconclusive"]
     assert [_verdict_phrase(w, 3) for w in ("holds", "fails at the paper's effect", "undecidable at the paper's sample size")] \
         == ["hold", "fail at the paper's effect", "are undecidable at the paper's sample size"]
+
+
+def test_key_numbers_put_ours_beside_the_papers():
+    from lvmrepro.book.papers import ITEMS, key_number
+    item = next(i for i in ITEMS if (i.paper, i.label) == ("convexmr", "Running time"))
+    res = {"convexmr.runtime": {"target": "convexmr.runtime", "rows": [
+        {"sequence": "two_cranes", "method": "em", "ratio_to_em": 1.0, "paper_ratio_to_em": 1.0},
+        {"sequence": "two_cranes", "method": "minmin", "ratio_to_em": 4.2, "paper_ratio_to_em": 60.003 / 16.88}]}}
+    key = key_number(item, res)
+    assert key["ours"] == 4.2 and abs(key["paper"] - 3.5547) < 1e-3
+    assert key_number(item, {}) is None
+    assert key_number(item, {"convexmr.runtime": {"rows": [{"method": "em"}]}}) is None   # no row: no number
+    out = scorecard._item_block({"paper": "convexmr", "item": "Running time", "description": "d", "state": "holds",
+                                 "key": key, "statement": "s"}, "", False)
+    assert "ours <strong>4.2</strong>, paper 3.55" in out

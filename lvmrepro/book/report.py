@@ -108,6 +108,14 @@ def paper_format(*values) -> str:
     return "{:.%df}" % min(max(places, default=0), 8)
 
 
+def paper_number(x) -> str:
+    """One paper number as printed: its typed precision (:func:`paper_format`), or three significant digits for a
+    number derived from the paper's (a ratio of two of its numbers carries no printed precision)."""
+    if x is None:
+        return "–"
+    return paper_format(x).format(x) if _decimals(x) <= 4 else f"{x:.3g}"
+
+
 def vs_paper(label: str, mean, std, paper_mean, paper_std, fmt="{:.3f}", paper_fmt=None,
              best=None, paper_best=None) -> dict:
     """Two adjacent table cells, ``"<label> (ours)"`` and ``"<label> (paper)"``, each ``mean ± std``.

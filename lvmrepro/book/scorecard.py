@@ -18,7 +18,7 @@ import re
 
 from lvmrepro import PAPERS
 from lvmrepro.book.report import (STATES, checks_anchor, claim_attributes, claims_anchor, load_results,
-                                  own_runtime_s, slug as _slug, state_badge, verdict_word)
+                                  own_runtime_s, paper_number, slug as _slug, state_badge, verdict_word)
 from lvmrepro.stats import (CHECK_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, INCONCLUSIVE, NOT_TESTABLE,
                             UNDECIDABLE)
 
@@ -65,7 +65,7 @@ def verdict_tally(lines) -> dict:
 def collect(results_dir) -> list[dict]:
     """One item per item of the four papers, in the papers' order, with its state, its claims (each with the
     target, notebook and anchor where it is shown) and ``places``: where the item is shown, one per target."""
-    from lvmrepro.book.papers import ITEMS, STAND_INS, _belongs, item_anchor, item_state
+    from lvmrepro.book.papers import ITEMS, STAND_INS, _belongs, item_anchor, item_state, key_number
     results = _results(results_dir)
     out = []
     for item in ITEMS:
@@ -96,7 +96,7 @@ def collect(results_dir) -> list[dict]:
                     "state": st["state"], "target": ", ".join(st["targets"] or item.targets),
                     "notebook": first.get("notebook"), "anchor": first.get("anchor"), "places": places,
                     "scale": _scale_label(st, results), "evidence": evidence, "tally": tally,
-                    "checks_passed": n_pass, "checks_total": n_checks,
+                    "checks_passed": n_pass, "checks_total": n_checks, "key": key_number(item, results),
                     "stand_in": "; ".join(sorted({STAND_INS[t] for t in st["targets"] or item.targets
                                                   if t in STAND_INS})),
                     "claims": lines, "reason": st["reason"]})
@@ -258,6 +258,11 @@ def _item_block(item: dict, prefix: str, show_scale: bool) -> str:
     desc = html.escape(item.get("description", "")) if item.get("item") else ""
     counts = tally_text(item.get("tally", {}), item.get("checks_passed", 0), item.get("checks_total", 0))
     counts = f'<span class="lvm-item-counts">{html.escape(counts)}</span>' if counts else ""
+    key = item.get("key")
+    if key:
+        counts = (f'<span class="lvm-key" title="{html.escape(key["what"])}">{html.escape(key["what"])}: ours '
+                  f'<strong>{key["ours"]:.3g}</strong>, paper {paper_number(key["paper"])}'
+                  f"</span> " + counts)
     claims = item.get("claims") or []
     lines = "".join(_claim_li(c, prefix) for c in claims)
     places = []
