@@ -151,7 +151,7 @@ class PageVisit:
             route.abort()
 
     def open(self, url: str):
-        self.page.goto(url, wait_until="load")
+        self.page.goto(url, wait_until="load", timeout=90_000)   # a loaded 2-core CI machine can be slow
         # MathJax typesets after load; its startup promise settles when the page is done.
         self.page.evaluate("""async () => {
             if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;

@@ -164,3 +164,12 @@ def test_units_pluralise_their_head_noun(unit, text):
 def test_a_single_paper_number_keeps_its_printed_digits_and_a_derived_one_three():
     assert [report.paper_number(x) for x in (1465.0, 0.0213, 18.9, 22.3 / 6.5, None)] == \
         ["1465", "0.0213", "18.9", "3.43", "–"]
+
+
+def test_a_column_of_sentences_wraps_and_numbers_stay_on_one_line():
+    rows = [{"experiment": "SPL digits (Sec. 5.3), CCCP / SPL, a long description of the run", "ours": "1.2 ± 0.1"},
+            {"experiment": "short", "ours": "3.4 ± 0.2"}]
+    out = report.table_html(rows)
+    assert out.count('<td class="lvm-text">') == 2 and "<td>1.2 ± 0.1</td>" in out
+    paper = report.table_html([{"x (paper)": "a sentence that is long enough to wrap in its own column, surely"}])
+    assert '<td class="lvm-paper-col lvm-text">' in paper

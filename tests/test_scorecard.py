@@ -207,11 +207,11 @@ def test_abstract_is_written_from_the_items(results_dir):
     n = sum(i["paper"] == "gmm" for i in items)
     assert text.startswith('<p class="lvm-abstract"><strong>What we found.</strong> The paper has '
                            f"{findings.count_words(n)} items")
-    assert "One reproduces in part" in text and "Of the three claims our runs test, one holds, one fails, " \
-        "one is inconclusive." in text
+    assert "One reproduces in part" in text and "Of its three claims, one holds, one fails, one is inconclusive." in text
     assert "Claims that fail: “claim 1 of gmm.table1” (<a href=\"../notebooks/gmm/01_x.html" in text
     assert "Claims that hold: “claim 0 of gmm.table1”" in text
-    assert "not run yet" in text                       # the items without result files
+    assert "are not run yet" in text                       # the items without result files
+    assert "one is an algorithm" not in text and "algorithms or theorems" not in text
     empty = findings.paper_abstract([], "gmm", from_page="book/gmm")
     assert "make book" in empty
 

@@ -14,22 +14,22 @@ from lvmrepro.stats import HOLDS, HOLDS_OF, VERDICT_PHRASE
 
 _SMALL = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
 
-#: The item states in the order the abstract names them, with the phrase that introduces them.
-_ORDER = (("reproduced", "reproduce{s}"), ("partly reproduced", "reproduce{s} in part"),
-          ("not reproduced", "do{es} not reproduce"), ("inconclusive", "{are} undecided by our runs"),
-          ("checked", "{are} algorithms or theorems with no empirical claim, whose checks of our code all pass"),
-          ("check failed", "{are} algorithms or theorems with a failing check of our code"),
-          ("not testable here", "cannot be tested here"), ("not yet implemented", "{are} not run yet"))
+#: The item states in the order the abstract names them, with what they say of one item and of several.
+_ORDER = (("reproduced", "reproduces", "reproduce"),
+          ("partly reproduced", "reproduces in part", "reproduce in part"),
+          ("not reproduced", "does not reproduce", "do not reproduce"),
+          ("inconclusive", "is undecided by our runs", "are undecided by our runs"),
+          ("checked", "is an algorithm or theorem with no empirical claim, whose checks of our code all pass",
+           "are algorithms or theorems with no empirical claim, whose checks of our code all pass"),
+          ("check failed", "is an algorithm or theorem with a failing check of our code",
+           "are algorithms or theorems with a failing check of our code"),
+          ("not testable here", "cannot be tested here", "cannot be tested here"),
+          ("not yet implemented", "is not run yet", "are not run yet"))
 
 
 def count_words(n: int) -> str:
     """A count as a reader says it: words up to twelve, digits after."""
     return _SMALL[n] if 0 <= n < len(_SMALL) else str(n)
-
-
-def _conjugate(phrase: str, n: int) -> str:
-    one = n == 1
-    return phrase.format(s="s" if one else "", es="es" if one else "", are="is" if one else "are")
 
 
 def _names(items, link) -> str:
@@ -67,12 +67,12 @@ def paper_abstract(items, paper: str, from_page: str, *, max_quotes: int = 3) ->
         by_state.setdefault(i["state"], []).append(i)
     sentences = [f"The paper has {count_words(len(mine))} items (tables, figures, algorithms, theorems, studies)."]
     parts = []
-    for state, phrase in _ORDER:
+    for state, one, several in _ORDER:
         group = by_state.pop(state, [])
         if group:
             n = len(group)
             parts.append(f"{count_words(n).capitalize() if not parts else count_words(n)} "
-                         f"{_conjugate(phrase, n)} ({_names(group, link)})")
+                         f"{one if n == 1 else several} ({_names(group, link)})")
     for state, group in by_state.items():   # a state this module does not know yet
         parts.append(f"{count_words(len(group))} {'is' if len(group) == 1 else 'are'} "
                      f"{html.escape(state)} ({_names(group, link)})")
@@ -84,7 +84,7 @@ def paper_abstract(items, paper: str, from_page: str, *, max_quotes: int = 3) ->
         for c, _ in claims:
             tally[c["state"]] = tally.get(c["state"], 0) + 1
         said = ", ".join(f"{count_words(n)} {_verdict_phrase(w, n)}" for w, n in tally.items())
-        sentences.append(f"Of the {count_words(len(claims))} claims our runs test, {said}.")
+        sentences.append(f"Of its {count_words(len(claims))} claim{'s' if len(claims) != 1 else ''}, {said}.")
     failing = [(c, i) for c, i in claims if HOLDS_OF.get(c["state"]) is False]
     holding = [(c, i) for c, i in claims if c["state"] == HOLDS]
     if failing:

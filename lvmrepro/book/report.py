@@ -181,6 +181,11 @@ def column_label(key) -> str:
     return " ".join(_WORDS.get(w, w) if i or w not in ("n", "s") else w for i, w in enumerate(words))
 
 
+#: A table cell longer than this (with spaces) is prose: its column wraps.
+PROSE_CELL_CHARS = 40
+PAPER_CLASS = ' class="lvm-paper-col"'
+
+
 def table_html(rows: list[dict], columns=None, formats: dict | None = None, caption: str | None = None,
                anchor: str | None = None) -> str:
     """An HTML table of ``rows`` (list of dicts); ``columns`` picks and orders keys, whose headers are
@@ -195,10 +200,19 @@ def table_html(rows: list[dict], columns=None, formats: dict | None = None, capt
     columns = columns or list(rows[0])
     formats = formats or {}
     # The paper's columns are set apart (tinted) from ours, which stand beside them.
-    cls = {c: ' class="lvm-paper-col"' if "paper" in str(c).lower() else "" for c in columns}
-    head = "".join(f"<th{cls[c]}>{html.escape(column_label(c))}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td{cls[c]}>{html.escape(_fmt(r.get(c), formats.get(c)))}</td>"
-                                     for c in columns) + "</tr>" for r in rows)
+    cells = [[_fmt(r.get(c), formats.get(c)) for c in columns] for r in rows]
+    # A column of sentences wraps (in a bounded width) instead of pushing the columns after it out of view;
+    # numbers and short labels stay on one line.
+    classes = []
+    for j, c in enumerate(columns):
+        names = ["lvm-paper-col"] if "paper" in str(c).lower() else []
+        if any(len(row[j]) > PROSE_CELL_CHARS and " " in row[j] for row in cells):
+            names.append("lvm-text")
+        classes.append(f' class="{" ".join(names)}"' if names else "")
+    head = "".join(f'<th{PAPER_CLASS if "paper" in str(c).lower() else ""}>{html.escape(column_label(c))}</th>'
+                   for c in columns)
+    body = "".join("<tr>" + "".join(f"<td{classes[j]}>{html.escape(row[j])}</td>" for j in range(len(columns)))
+                   + "</tr>" for row in cells)
     table = f'<table class="lvm-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
     # The caption stays above the scroll box, so it wraps to the column instead of scrolling away.
     cap = f'<p class="lvm-caption">{html.escape(caption)}</p>' if caption else ""
