@@ -169,7 +169,7 @@ def test_scorecard_links_each_claim_to_its_own_targets_page(tmp_path):
     out = scorecard._item_block(item, "../", False)
     assert 'href="../notebooks/gmm/06_scenes.html#' in out and 'href="../notebooks/gmm/02_clustering.html#' in out
     assert item["tally"] == {"holds": 1, "inconclusive": 1}
-    assert "1 holds · 1 inconclusive" in out
+    assert '<span class="lvm-count-part">1 holds</span> · <span class="lvm-count-part">1 inconclusive</span>' in out
 
 
 def test_tally_text_reads_as_english():

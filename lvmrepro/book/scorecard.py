@@ -257,7 +257,9 @@ def _item_block(item: dict, prefix: str, show_scale: bool) -> str:
     label = f'<a href="{html.escape(where)}">{label}</a>' if where else label
     desc = html.escape(item.get("description", "")) if item.get("item") else ""
     counts = tally_text(item.get("tally", {}), item.get("checks_passed", 0), item.get("checks_total", 0))
-    counts = f'<span class="lvm-item-counts">{html.escape(counts)}</span>' if counts else ""
+    # each count on one line, the list free to wrap between them
+    counts = ('<span class="lvm-item-counts">' + " · ".join(f'<span class="lvm-count-part">{html.escape(part)}</span>'
+                                                           for part in counts.split(" · ")) + "</span>") if counts else ""
     key = item.get("key")
     if key:
         counts = (f'<span class="lvm-key" title="{html.escape(key["what"])}">{html.escape(key["what"])}: ours '
