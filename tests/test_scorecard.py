@@ -162,7 +162,7 @@ def test_scorecard_links_each_claim_to_its_own_targets_page(tmp_path):
     t4s = _result("gmm.table4_scene", [None])
     t4s["notebook"] = "notebooks/gmm/06_scenes"
     for res in (t4c, t4s):
-        (tmp_path / f"{res['target']}.json").write_text(json.dumps(res))
+        (tmp_path / f"{res['target']}.json").write_text(json.dumps(seal(res)))
     item = {(i["paper"], i["item"]): i for i in scorecard.collect(tmp_path)}[("gmm", "Table 4")]
     assert [c["notebook"] for c in item["claims"]] == ["notebooks/gmm/02_clustering", "notebooks/gmm/06_scenes"]
     assert [p["target"] for p in item["places"]] == ["gmm.table4_clustering", "gmm.table4_scene"]
