@@ -57,7 +57,7 @@ def toc_pages() -> list[str]:
                                     for p in ROOT.glob(section["glob"] + ".md"))
                 else:
                     pages.append(section["file"])
-    return pages + ["genindex", "search"]
+    return pages + ["genindex", "py-modindex", "search"]
 
 
 PAGES = toc_pages()

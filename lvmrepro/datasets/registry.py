@@ -77,7 +77,7 @@ class Entry:
 
 
 class Registry:
-    """A table of :class:`Entry` keyed by file name."""
+    """A table of :class:`~lvmrepro.datasets.registry.Entry` keyed by file name."""
 
     def __init__(self, entries):
         self.entries = {e.name: e for e in entries}

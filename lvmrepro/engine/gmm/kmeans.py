@@ -64,7 +64,7 @@ def centres_of(X: np.ndarray, z: np.ndarray, k: int, *, empty: str = "origin",
 
 
 def assignment_cost(X: np.ndarray, mu: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """Per-point |x_i - mu_{z_i}|^2, summed over the coordinates in order (the arithmetic of the
+    """Per-point ``|x_i - mu_{z_i}|^2``, summed over the coordinates in order (the arithmetic of the
     assignment and random-walk kernels, so the cost of the nearest-centre assignment is F's terms)."""
     cost = np.empty(X.shape[0])
     _kb_ref.bound_value(X, mu, z, cost)

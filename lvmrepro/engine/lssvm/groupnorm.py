@@ -1,7 +1,7 @@
 """Group-norm training of latent structural SVMs (Chen, Batra & Freeman 2013, Algorithm 1), with a
 certified inner solver.
 
-Objective with latent values fixed (their eq. 8):
+Objective with latent values fixed (their eq. 8)::
 
     L(w, {h_i}) = Omega(w) + C/n sum_i max(0, f_i(w) - g_i(w, h_i)),
     Omega(w) = sum_p lam_p ||w_p||_2                      (eq. 5, ``reg="group"``)

@@ -1,7 +1,7 @@
 """EM for a mixture of k linear regressions with a Gaussian prior on the regressors (MAP-EM).
 
 Model: ``y_i ~ sum_j pi_j N(x_i . w_j, sigma^2)``, prior ``w_j ~ N(0, gamma^{-1} I)``; ``sigma`` is a
-fixed hyper-parameter (as in the paper, which tunes sigma and gamma for EM).  The objective
+fixed hyper-parameter (as in the paper, which tunes sigma and gamma for EM).  The objective::
 
     L(W, pi) = sum_i log sum_j pi_j N(y_i; x_i . w_j, sigma^2) - (gamma/2) sum_j |w_j|^2
 
@@ -310,7 +310,7 @@ def em(X, y, k, *, sigma=1.0, gamma=1e-6, restarts: int | None = None, rng=None,
     paper's protocol); returns the run with the best objective.
 
     ``tol`` is the relative objective gain per iteration below which a run stops (the stopping
-    tolerance shared with :func:`maxmin` and :func:`minmin`, whose ``tol`` is a certified relative
+    tolerance shared with :func:`~lvmrepro.engine.mixreg.maxmin.maxmin` and :func:`~lvmrepro.engine.mixreg.minmin.minmin`, whose ``tol`` is a certified relative
     duality gap); ``max_iter`` caps every run.  ``iterations`` are the returned run's,
     ``iterations_all`` every run's, ``converged`` whether the returned run stopped on ``tol``.
     """

@@ -157,8 +157,8 @@ def maxmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, rng=None, method: str = "lb
 
     Parameters: ``sigma`` noise scale, ``gamma`` prior precision of ``w``, ``q = 1/beta`` balance
     (default ``k``); ``rng`` seeds the k-means rounding; ``tol`` the target relative duality gap
-    ``(upper - lower) / max(1, |upper|)`` (the stopping tolerance shared with :func:`minmin` and
-    :func:`em`); ``max_iter`` caps the climb on c.
+    ``(upper - lower) / max(1, |upper|)`` (the stopping tolerance shared with :func:`~lvmrepro.engine.mixreg.minmin.minmin` and
+    :func:`~lvmrepro.engine.mixreg.em.em`); ``max_iter`` caps the climb on c.
 
     Algorithm 1 climbs ``g(c)`` (``method``: L-BFGS, or plain supergradient ascent) and, with
     ``certify=False``, recovers ``M*`` by the paper's step (24) at the ``c`` it reached.  The climb

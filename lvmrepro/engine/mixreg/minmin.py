@@ -172,7 +172,7 @@ def minmin(X, y, k, *, sigma=1.0, gamma=1.0, q=None, eps: float = 1e-10, eps0: f
 
     ``eps0`` and ``eps`` are the first and last value of Remark 9's regulariser, relative to the
     largest squared singular value of the first A.  ``tol`` is the relative duality gap that stops
-    the solver (the stopping tolerance shared with :func:`maxmin` and :func:`em`; default
+    the solver (the stopping tolerance shared with :func:`~lvmrepro.engine.mixreg.maxmin.maxmin` and :func:`~lvmrepro.engine.mixreg.em.em`; default
     ``DEFAULT_TOL``; ``gap_tol`` is its older name, still accepted); ``lower`` an optional valid lower
     bound of the relaxation value (see module doc).
     eps is multiplied by ``eps_factor`` whenever the certified gap has shrunk by less than the factor

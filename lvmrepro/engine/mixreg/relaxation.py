@@ -3,7 +3,7 @@
 Notation (see ``notebooks/convexmr/01_theory``): ``t`` observations, ``X`` (t x n), ``y`` (t,),
 ``K = X X^T``, ``ytil = y / sigma^2``, balance ``q = 1/beta`` (an integer, ``1 <= q <= k``).
 
-The relaxation value is
+The relaxation value is::
 
     R = min_{M : tr M = t, 0 <= M <= (t/q) I}  max_c  f(c, M),
     f(c, M) = -(sigma^2/2) |c|^2 - (1/2 gamma) (ytil - c)^T (M o K) (ytil - c).

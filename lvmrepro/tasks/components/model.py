@@ -386,7 +386,7 @@ def _check_mirror(mirror, dim: int) -> np.ndarray:
 
 def candidate_scores_reference(model: ComponentMixtureModel, w, window_blocks) -> list[np.ndarray]:
     """Plain loops: for each image, the score of every candidate in the order ``(p, m, k)``,
-    ``t_k . M^m f_p + beta b_k`` (mirroring the window, not the template)."""
+    ``t_k.M^m f_p + beta b_k`` (mirroring the window, not the template)."""
     T, b = model.templates(w)
     out = []
     for F in window_blocks:

@@ -1,6 +1,6 @@
 """Rotation x label models for binary digit recognition with a latent rotation.
 
-Inputs are :class:`~lvmrepro.engine.lssvm.model.StateFeatures` with ``F[i, h] = (pca(rotate(x_i, theta_h)); 1)``
+Inputs are :class:`~lvmrepro.engine.lssvm.features.StateFeatures` with ``F[i, h] = (pca(rotate(x_i, theta_h)); 1)``
 (:mod:`lvmrepro.tasks.digits.data`).
 
 * :func:`spl_digit_model` -- SPL's joint feature ``phi(x, y, h) = (0_{y(m+1)}; theta_h(x); 1; 0)``:

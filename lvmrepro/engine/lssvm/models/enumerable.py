@@ -22,18 +22,14 @@ from lvmrepro.params import ARRAY_BYTES_LIMIT, check_allocation, check_count
 
 
 class EnumerableStatesModel(LatentModel, EnumerableLatent):
-    """Model whose states ``(y, h)`` are enumerable and score ``w[offset(y,h) : +d] . F[i, h]``.
+    """Model whose states ``(y, h)`` are enumerable and score ``w[offset(y,h):+d].F[i,h]``.
 
-    Parameters
-    ----------
-    offsets : int array (n_labels, n_latent)
-        Where state ``(y, h)``'s block starts in ``w``; ``-1`` removes the state.
-    block_size : int
-        ``d``, the length of each feature block ``F[i, h]``.
-    loss_table : (n_labels, n_labels) array, optional
-        ``Delta(y_true, y)``; default 0-1 loss.  Finite, non-negative, zero on the diagonal.
-    size_w : int, optional
-        Length of ``w`` (default: the largest offset + d).
+    * ``offsets`` -- int array ``(n_labels, n_latent)``: where state ``(y, h)``'s block starts in ``w``; ``-1``
+      removes the state.
+    * ``block_size`` -- int: ``d``, the length of each feature block ``F[i, h]``.
+    * ``loss_table`` -- optional ``(n_labels, n_labels)`` array: ``Delta(y_true, y)``; default 0-1 loss.  Finite,
+      non-negative, zero on the diagonal.
+    * ``size_w`` -- optional int: the length of ``w`` (default: the largest offset + d).
 
     ``X`` is a :class:`~lvmrepro.engine.lssvm.features.StateFeatures` (or its ``F`` array); ``Y`` and ``H`` are
     int arrays (labels, latent values ``h`` -- not state numbers).  States are numbered in row-major

@@ -22,7 +22,7 @@ from lvmrepro.engine.validation import as_label_array, as_weight_vector
 
 
 def latent_search_reference(Phi_blocks, W, Y, mode):
-    """Plain loops: for each example the best (y, h) of ``W[y] . phi_h + loss`` (positions outer,
+    """Plain loops: for each example the best (y, h) of ``W[y].phi_h + loss`` (positions outer,
     classes inner, strict ``>``).  mode 0 = predict, 1 = latent completion (y = y_i), 2 = loss-augmented."""
     out_y, out_h, out_v = [], [], []
     for i, F in enumerate(Phi_blocks):
