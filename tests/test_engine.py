@@ -115,6 +115,7 @@ LAYERS = [("infrastructure", ("lvmrepro.io", "lvmrepro.params", "lvmrepro.parall
           ("data registry", ("lvmrepro.datasets",)),
           ("engine", ("lvmrepro.engine",)),
           ("tasks", ("lvmrepro.tasks",)),
+          ("examples", ("lvmrepro.examples",)),
           ("experiments", ("lvmrepro.experiments",)),
           ("book", ("lvmrepro.book",)),
           ("command line", ("lvmrepro.cli", "lvmrepro.__main__"))]
