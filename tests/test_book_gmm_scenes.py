@@ -64,3 +64,135 @@ def test_lowest_p_rows_follow_the_claims_fields(res):
         assert r["ties"] == c["ties"] and r["informative pairs"] == c["wins"] + c["losses"]
         assert r["lowest p the ties allow"] == 0.5 ** (c["wins"] + c["losses"]) if c["wins"] + c["losses"] else 1.0
         assert r["observed p"] == c["p"] and r["lowest p the ties allow"] <= r["observed p"] + 1e-12
+
+
+# --------------------------------------------------------------------------- the page's tables and readings
+@pytest.fixture(scope="module")
+def t4(res, tmp_path_factory):
+    from lvmrepro import experiments
+    return experiments.run("gmm.table4_scene", "smoke", jobs=1, seed=0, out=tmp_path_factory.mktemp("scn4"))
+
+
+@needs_data
+def test_the_result_writes_exactly_the_declared_artifacts(res, t4):
+    from lvmrepro.experiments import get_target
+    assert set(res["artifacts"]) == set(get_target("gmm.table3").artifacts)
+    assert set(t4["artifacts"]) == set(get_target("gmm.table4_scene").artifacts)
+
+
+@needs_data
+def test_run_summary_states_the_run_the_protocol_and_the_reduction(res):
+    from lvmrepro.experiments import book_params, get_target
+    from lvmrepro.experiments.gmm.scenes import BOOK_REDUCTION
+    a, paper = res["artifacts"], get_target("gmm.table3").scales["paper"]
+    assert book_params("gmm.table3", "paper") == BOOK_REDUCTION
+    text = B.run_summary(res, {})
+    assert f"{a['n_train']} training and {a['n_test']} test images, {res['params']['n_parts']} parts" in text
+    assert f"1,500 training images (100 a class), {paper['n_parts']} parts" in text
+    assert (f"{BOOK_REDUCTION['per_class']} training images a class ({15 * BOOK_REDUCTION['per_class']} in all) and "
+            f"{BOOK_REDUCTION['n_parts']} parts") in text
+    assert "this run does not apply it" in text
+    assert "this run is that reduction" in B.run_summary(res, BOOK_REDUCTION)
+
+
+@needs_data
+def test_table3_quotes_every_row(res):
+    t = B.table3(res)
+    assert len(t["rows"]) == len(res["rows"]) and f"over {res['params']['random_seeds']} seeds" in t["caption"]
+    for shown, r in zip(t["rows"], res["rows"]):
+        assert shown["learner"] == r["method"] and shown["initialisation"] == B.init_label(r["init"])
+        assert shown["accuracy % (ours)"].startswith(f"{r['accuracy']:.1f}")
+        assert shown["objective (ours)"].startswith(f"{r['objective']:.4f}")
+        assert shown["converged"] == f"{r['converged']}/{r['runs']}"
+        assert (" ± " in shown["accuracy % (ours)"]) == r["init"].startswith("random")
+        if r["paper_accuracy"] is not None:
+            assert shown["accuracy % (paper)"].startswith(f"{r['paper_accuracy']:.2f}")
+
+
+@needs_data
+def test_table3_reading_quotes_the_claims_fields(res):
+    from lvmrepro import stats
+    from lvmrepro.experiments import claim_by_id
+    text = B.table3_reading(res)
+    for tag in ("random-vs-ccp", "biased-vs-ccp", "biased-vs-random"):
+        for kind in ("accuracy", "objective"):
+            c = claim_by_id(res, f"{tag}-{kind}")
+            assert stats.pair_counts(c) in text
+    assert f"{res['params']['random_seeds'] + len(res['params']['lambdas'])} initialisations" in text
+    rows = {(r["method"], r["init"]): r for r in res["rows"]}
+    if rows[("CCP", "random")]["objective"] > 1 - 1e-6:       # smoke: the exact first step stops at w = 0
+        assert "every learner ends at $w = 0$" in text
+        firsts = [f for f in res["artifacts"]["first_steps"] if f["init"] == "random"]
+        assert f"{sum(bool(f['converged']) for f in firsts)} of {len(firsts)} first steps certified" in text
+    better = sum(rows[("G-MM biased", c)]["accuracy"] > rows[("CCP", c)]["accuracy"] + 1e-9
+                 for c in (str(float(x)) for x in res["params"]["lambdas"]))
+    assert f"more accurate than CCP at {better} and" in text
+
+
+def test_table3_reading_of_a_run_that_trained_from_random_maps():
+    claim = {"n": 9, "wins": 5, "losses": 1, "ties": 3, "names": ["A", "B"], "unit": "initialisation",
+             "holds": None, "verdict": "inconclusive", "reason": "not significant (p = 0.1)", "effect": 0.5}
+    ids = [f"{t}-{k}" for t in ("random-vs-ccp", "biased-vs-ccp", "biased-vs-random") for k in ("accuracy", "objective")]
+    claims = [dict(claim, id=i) for i in ids + ["random-less-sensitive", "biased-less-sensitive"]]
+    claims.append({"id": "coherent-init-helps", "holds": None, "verdict": "not testable here", "evidence": "CCP +1"})
+    rows = [{"method": m, "init": c, "accuracy": 80.0 + (m == "G-MM biased") * (c == "0.0"), "objective": 0.9,
+             "paper_accuracy": 40.0} for m in B.METHODS for c in ("random", "0.0", "1.0")]
+    res = {"scale": "paper", "params": {"random_seeds": 5, "lambdas": [0.0, 1.0]}, "rows": rows, "claims": claims,
+           "artifacts": {"first_steps": []}}
+    text = B.table3_reading(res)
+    assert "CCP reaches objective 0.9000 (test accuracy 80.0 %)" in text and "w = 0" not in text
+    assert "more accurate than CCP at 1 and less accurate at 0 of the 2 values" in text
+    assert "9 paired initialisations: A better in 5, worse in 1, tied in 3" in text
+
+
+@needs_data
+def test_table4_timing_and_first_steps_quote_the_results(res, t4):
+    t = B.table4(t4, res)
+    assert len(t["rows"]) == len(t4["rows"]) and f"max_iter = {res['params']['max_iter']}" in t["caption"]
+    for shown, r in zip(t["rows"], t4["rows"]):
+        for m in B.METHODS:
+            assert shown[f"{m} (ours)"] == f"{r[m]:.1f} ({r[m + ' converged']}/{r[m + ' runs']} converged)"
+    timing = B.timing_table(res)["rows"]
+    assert [r["learner"] for r in timing] == list(B.METHODS)
+    for shown, t_ in zip(timing, res["artifacts"]["timing"]):
+        assert shown["minimising bounds (s per run)"] == f"{t_['minimize_s']:.3g}" and shown["runs"] == t_["runs"]
+    T = {t_["method"]: t_ for t_ in res["artifacts"]["timing"]}
+    ratio = T["G-MM random"]["minimize_s"] / max(T["G-MM random"]["select_s"], 1e-12)
+    assert f"spends {ratio:.3g} times as long" in B.timing_reading(res)
+    firsts = B.first_steps_table(res)["rows"]
+    assert len(firsts) == len(res["artifacts"]["first_steps"])
+    for shown, f in zip(firsts, res["artifacts"]["first_steps"]):
+        assert shown["passes"] == f["passes"] and shown["certified gap"] == f"{f['gap']:.2g}"
+        assert shown["how"] == ("zero certificate" if f["passes"] == 0 else "cutting plane")
+
+
+@needs_data
+def test_maps_reading_and_part_maps(res):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    text = B.maps_reading(res)
+    r = next(r for r in res["rows"] if r["method"] == "G-MM biased" and r["init"] == "1.0")
+    assert f"λ = 1.00: {r['energy_init']:.1f} → {r['energy_final']:.1f} ({r['regions_changed']:.0f} %)" in text
+    figures = B.part_maps(res)
+    assert len(figures) == len(res["artifacts"]["examples"])
+    assert len(figures[0].axes) == len(res["artifacts"]["examples"][0]["index"]) * (2 + len(B.METHODS))
+    plt.close("all")
+
+
+@needs_data
+def test_verdicts_side_by_side(res):
+    full = {**res, "claims": [dict(c, holds=None, verdict="inconclusive") if c["id"] == "optimising-dwarfs-sampling"
+                              else c for c in res["claims"]]}
+    t = B.verdicts_side_by_side(res, full, reduced=True)
+    row = next(r for r in t["rows"] if r["claim"] == "optimising-dwarfs-sampling")
+    assert row["this build (smoke, reduced)"] == "holds" and row["full protocol (stored run)"] == "inconclusive"
+    assert B.verdicts_agree(res, res).startswith("The two runs reach the same verdict")
+    assert "differ" in B.verdicts_agree(res, full)
+
+
+def test_no_stored_run_shows_one_line(tmp_path, monkeypatch):
+    from lvmrepro.book import stored
+    monkeypatch.setattr(stored, "STORED_DIR", tmp_path / "none")
+    assert B.stored_run("gmm.table3") == (None, "No stored run of the full protocol is in this checkout.")
+    assert B.show_stored_run(None, {}) is None

@@ -75,11 +75,12 @@ def test_a_gmm_table3_result_without_its_runs_is_refused(tmp_path, store_dir, mo
     check_sealed(full)
     art = {k: v for k, v in full["artifacts"].items() if k != "runs"}
     store_dir.mkdir()
-    for body, match in [(dict(full, artifacts=art), "edited after its run"),
-                        (seal(dict(full, artifacts=art)), r"does not write the declared artifacts \['runs'\]")]:
-        if "declared" in match:
-            monkeypatch.setattr(experiments.get_target("gmm.table3"), "artifacts",
-                                {k: "declared" for k in full["artifacts"]})
+    # the target declares today's artifacts (the fixture's protocol wrote fewer): the first case declares the
+    # edited body's own keys (so that only the seal can refuse it), the second the fixture's
+    for declared, body, match in [(art, dict(full, artifacts=art), "edited after its run"),
+                                  (full["artifacts"], seal(dict(full, artifacts=art)),
+                                   r"does not write the declared artifacts \['runs'\]")]:
+        monkeypatch.setattr(experiments.get_target("gmm.table3"), "artifacts", {k: "declared" for k in declared})
         with pytest.raises(ValueError, match=match) as exc:
             stored.load("gmm.table3", "paper") if _write(store_dir / "gmm.table3.paper.json", body) else None
         assert "\n" not in str(exc.value)
@@ -87,15 +88,26 @@ def test_a_gmm_table3_result_without_its_runs_is_refused(tmp_path, store_dir, mo
             stored.store(_write(tmp_path / "t3.json", body), overwrite=True)
 
 
-def test_a_tampered_stored_run_is_not_shown_and_the_page_says_why(tmp_path, store_dir):
+def test_a_tampered_stored_run_is_not_shown_and_the_page_says_why(tmp_path, store_dir, monkeypatch):
     """The scene page shows "The stored run of the full protocol is not shown: <why>" for a ValueError."""
+    from lvmrepro.book.gmm import scenes as page
     src = json.loads((Path(__file__).parent / "data" / "gmm.table3.paper.json").read_text())
+    full, text = page.stored_run("gmm.table3")
+    assert full is None and text == "No stored run of the full protocol is in this checkout."
+    # as it stands, the fixture is refused for the artifacts today's target declares and its protocol did not write
     store_dir.mkdir()
+    _write(store_dir / "gmm.table3.paper.json", src)
+    full, text = page.stored_run("gmm.table3")
+    assert full is None and text.startswith("The stored run of the full protocol is not shown: ")
+    assert "does not write the declared artifacts" in text and "\n" not in text
+    monkeypatch.setattr(experiments.get_target("gmm.table3"), "artifacts", {k: "declared" for k in src["artifacts"]})
     flipped = dict(src, claims=[dict(c, holds=not c["holds"]) if c["holds"] is not None else c for c in src["claims"]])
     _write(store_dir / "gmm.table3.paper.json", flipped)
     with pytest.raises(ValueError, match="edited after its run: its body no longer matches its recorded sha256") as exc:
         stored.load("gmm.table3", "paper")
     assert "not shown" in str(exc.value) and "\n" not in str(exc.value)
+    full, text = page.stored_run("gmm.table3")
+    assert full is None and text == f"The stored run of the full protocol is not shown: {exc.value}"
 
 
 def test_an_edited_cached_result_is_recomputed_not_served(tmp_path):
