@@ -469,6 +469,28 @@ def test_front_page_summarises(page, site):
     assert page.url.endswith("book/gmm.html"), page.url
 
 
+SIDEWAYS = """(selector) => [...document.querySelectorAll(selector)].filter(e => e.getClientRects().length)
+  .map(e => [e.scrollWidth, e.clientWidth])"""
+
+
+@pytest.mark.parametrize("name", ["book/intro", "book/scorecard"])
+def test_verdict_summary_fits_a_phone(browser, browser_context_args, site, name):
+    """At 390 px each paper of the verdict summary reads as a line (its name, its item count, each state's label
+    with its count, none of zero) with nothing behind a sideways scroll."""
+    context = browser.new_context(**{**browser_context_args, "viewport": PHONE})
+    try:
+        page = context.new_page()
+        PageVisit(page, site["url"]).open(_page_url(site["url"], name))
+        boxes = page.evaluate(SIDEWAYS, ".lvm-summary-table, div.lvm-scroll:has(> .lvm-summary-table)")
+        assert boxes and all(scroll <= client + 1 for scroll, client in boxes), boxes
+        rows = page.locator(".lvm-summary-table tbody tr")
+        assert rows.count() == 4
+        first = rows.first.inner_text()
+        assert re.search(r"\d+\s*items", first) and not re.search(r"\b0\b", first), first
+    finally:
+        context.close()
+
+
 def test_scorecard_filters_by_state(page, site):
     """Each state button shows exactly its items; the claims beyond the papers and the sanity checks are filtered
     in the same sense (holds / passes with the positive states, ...)."""

@@ -94,8 +94,19 @@ def test_summary_table_uses_the_counts_it_is_given():
     counts = {"spl": {"inconclusive": 3, "reproduced": 2}}
     out = scorecard.summary_html(counts, {"spl": "spl.html"})
     assert '<a href="spl.html" title=' in out and "Self-paced learning (Kumar et al. 2010)" in out
-    cells = re.findall(r'<td class="lvm-count">(\d+)</td>', out)
-    assert cells == ["5", "2", "3"]   # the total first (in view on a phone), then reproduced, inconclusive
+    cells = [re.sub(r"<[^>]*>|[a-z ]", "", c) for c in re.findall(r'<td class="lvm-count[^"]*">(.*?)</td>', out)]
+    assert cells == ["5", "2", "3"]   # the total first, then reproduced, inconclusive
+
+
+def test_summary_rows_read_as_lines_on_a_phone():
+    """Each count carries its label for the phone's layout; a state without items is marked to be left out."""
+    counts = {"spl": {"inconclusive": 3, "reproduced": 2}, "gmm": {"inconclusive": 1}}
+    out = scorecard.summary_html(counts)
+    rows = re.findall(r"<tr>(.*?)</tr>", out)[1:]
+    assert '<span class="lvm-cell-label">items</span>' in rows[0] and '>1<span class="lvm-cell-label">item</span>' in rows[1]
+    assert re.search(r'<td class="lvm-count"><span class="lvm-cell-label"><span class="lvm-state[^>]*>reproduced'
+                     r'</span></span>2</td>', rows[0])
+    assert '<td class="lvm-count lvm-zero"><span class="lvm-cell-label">' in rows[1]   # gmm: nothing reproduced
 
 
 def test_front_page_states_scale_runtime_and_links():

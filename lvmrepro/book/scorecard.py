@@ -202,8 +202,9 @@ SHORT_NAMES = {"gmm": "G-MM (Naderi et al. 2019)", "groupnorm": "Group norm (Che
 
 
 def summary_html(counts: dict, chapter_links: dict | None = None) -> str:
-    """Per-paper counts as a table: one row per paper, one column per state, a total (the total first, so that it
-    stays in view on a narrow screen).
+    """Per-paper counts as a table: one row per paper, one column per state, a total (the total first).  On a
+    phone (``lvm.css``) each row reads as a line -- the paper, then "12 items", then each state's label with its
+    count, states without items left out -- since four labelled columns do not fit a phone's width.
 
     ``chapter_links`` maps a paper id to the URL of its chapter (relative to the page).
     """
@@ -220,11 +221,21 @@ def summary_html(counts: dict, chapter_links: dict | None = None) -> str:
             name = f'<a href="{html.escape(chapter_links[paper])}" title="{full}">{name}</a>'
         else:
             name = f'<span title="{full}">{name}</span>'
-        cells = "".join(f'<td class="lvm-count">{per_state.get(s, 0)}</td>' for s in states)
-        body.append(f'<tr><td>{name}</td><td class="lvm-count">{sum(per_state.values())}</td>{cells}</tr>')
+        cells = "".join(_count_cell(per_state.get(s, 0), state_badge(s)) for s in states)
+        total = sum(per_state.values())
+        body.append(f'<tr><td class="lvm-paper">{name}</td>'
+                    f'{_count_cell(total, "item" if total == 1 else "items", after=True)}{cells}</tr>')
     table = (f'<table class="lvm-summary-table"><thead><tr><th>paper</th><th class="lvm-count">items</th>{head}'
              f"</tr></thead><tbody>{''.join(body)}</tbody></table>")
     return f'<div class="lvm-scroll" role="region" tabindex="0" aria-label="verdicts per paper">{table}</div>'
+
+
+def _count_cell(n: int, label: str, after: bool = False) -> str:
+    """A count, with its label for the phone's layout (hidden in the table's, whose header says it)."""
+    label = f'<span class="lvm-cell-label">{label}</span>'
+    zero = " lvm-zero" if n == 0 else ""
+    return (f'<td class="lvm-count{zero}">{n}{label}</td>' if after else
+            f'<td class="lvm-count{zero}">{label}{n}</td>')
 
 
 def _filter_html(counts: dict) -> str:
