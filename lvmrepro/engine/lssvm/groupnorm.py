@@ -9,9 +9,11 @@ Objective with latent values fixed (their eq. 8)::
 
 Outer loop (Algorithm 1): impute ``h_i = argmax_h w.phi(x_i, y_i, h)`` (eq. 9; a tie with the current
 ``h_i`` keeps it, so a latent value changes only for a strictly better one), then minimise the
-convex ``L(., {h_i})``; stop when the relative change of ``L`` between outer iterations is at most
-``eps`` (the paper's rule) or -- certified method -- when re-imputing changes no latent value (a fixed
-point of Algorithm 1: the last inner solution is then certified for the final latent values too).
+convex ``L(., {h_i})``.  The step rules stop when the relative change of ``L`` between outer iterations
+is at most ``eps`` (the paper's rule); the certified method when re-imputing changes no latent value (a
+fixed point of Algorithm 1: the last inner solution is then certified for the final latent values too).
+``converged`` is True only when the returned ``(w, H)`` is certified or the last re-imputation changed no
+latent value; ``info["stop_reason"]`` says why the fit stopped.
 
 Inner solvers (``method``):
 
@@ -655,7 +657,7 @@ class GroupNormLSSVM:
         history = [{"iteration": 0, "objective": obj, "penalty": self.omega(w), "inner_iters": 0, "eta": 0,
                     "nonzero_blocks": int(np.sum(self.groups.norms(w) > 0)), "block_norms": self.groups.norms(w).tolist(),
                     "gap": None, "h_changes": None}]
-        converged = fixed = False
+        stopped = fixed = changes = False
         self._ws = None
         # The bundle's inner solves.  While the latent values still move, a *loose* solve: to a tenth of the
         # last decrease of the objective (at most LOOSE C) -- the alternation only needs descent there, but a
@@ -690,10 +692,12 @@ class GroupNormLSSVM:
                             "block_norms": self.groups.norms(w).tolist(), "gap": gap,
                             "h_changes": changes})
             fixed = changes == 0 and settled
-            # the bundle stops by the eps rule only after a certifying solve: a loose solve can leave w (and
-            # so the objective) unchanged while its certificate is still far from gap_tol
-            if (rel <= self.eps and settled) or (self.method == "bundle" and fixed):
-                converged = True
+            # The certified method stops at a fixed point only: the relative-change rule can fire while the
+            # re-imputation moved latent values, and w (solved for the old ones) may then be far from the
+            # optimum for the new ones (issue 34: gap 0.71 on a 10-example instance).  The step rules stop by
+            # the paper's rule; whether that stop is a convergence is decided below, from the certificate.
+            if fixed if self.method == "bundle" else rel <= self.eps:
+                stopped = True
                 break
             if self.method == "bundle":
                 decrease = history[-2]["objective"] - obj
@@ -727,11 +731,24 @@ class GroupNormLSSVM:
                     w, obj = more.w, more.primal
             w, obj, zeroed = self._sparsify(w, obj, lb + self.gap_tol, evaluate, keep_latent=True)
         gap = obj - lb
+        certified = bool(gap <= self.gap_tol)
+        # converged only where the returned (w, H) is certified or the last re-imputation changed nothing
+        converged = stopped and (certified or changes == 0)
+        if not stopped:
+            reason = f"budget: {self.max_iter} outer iterations"
+        elif fixed:
+            reason = "fixed point: re-imputing changed no latent value"
+        elif changes == 0:
+            reason = f"relative change of the objective <= eps = {self.eps:g}; re-imputing changed no latent value"
+        else:
+            reason = (f"relative change of the objective <= eps = {self.eps:g}, but the last re-imputation changed "
+                      f"{changes} latent value{'s' if changes != 1 else ''}; w is {gap:.3g} above the optimum for "
+                      f"them ({'within' if certified else 'above'} gap_tol = {self.gap_tol:g})")
         return LearnResult(w=w, H=H, objective=obj, history=history, converged=converged,
                            runtime_s=time.perf_counter() - t0,
                            info={"learner": f"groupnorm-{self.method}", "reg": self.reg, "C": self.C,
                                  "gap": gap, "lower_bound": lb, "gap_tol": self.gap_tol, "solve_gap": solve_gap,
                                  "zeroed_blocks": zeroed,
-                                 "certified": bool(gap <= self.gap_tol), "fixed_point": bool(fixed),
+                                 "certified": certified, "fixed_point": bool(fixed), "stop_reason": reason,
                                  "block_norms": self.groups.norms(w).tolist(),
                                  "dual_block_norms": None if dual_norms is None else np.asarray(dual_norms).tolist()})
