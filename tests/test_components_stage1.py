@@ -150,6 +150,24 @@ def test_cell_weights_and_a_single_stroke():
         glyph.cell_weights(np.zeros(10))
 
 
+def test_signed_glyph_draws_negative_weights_in_red_and_a_pruned_template_grey():
+    """Issue 35: a kept template whose weights are all <= 0 drew as a black (empty) positive-weight glyph,
+    which the reader could not tell from a pruned one."""
+    t = np.random.default_rng(3).normal(size=mammals.feature_dim())
+    neg = -np.abs(t)
+    g = glyph.signed_hog_glyph(neg, cell_px=8)
+    assert g.shape == (48, 64, 3) and g.max() > 0.5
+    assert np.allclose(g[..., 0], g[..., :].max(axis=-1)) and np.all(g[..., 1] < g[..., 0] + 1e-12)  # red only
+    assert not np.any(glyph.hog_glyph(neg, cell_px=8))             # the positive-weight glyph is black
+    both = glyph.signed_hog_glyph(t, cell_px=8)
+    assert both.min() >= 0 and both.max() <= 1
+    assert np.allclose(glyph.signed_hog_glyph(hog_mirror.mirror_windows(t)), glyph.signed_hog_glyph(t)[:, ::-1])
+    pos = glyph.signed_hog_glyph(np.abs(t), cell_px=8)               # positive weights: grey levels (white strokes)
+    assert np.allclose(pos[..., 0], pos[..., 1]) and np.allclose(pos[..., 1], pos[..., 2])
+    zero = glyph.signed_hog_glyph(np.zeros(mammals.feature_dim()), cell_px=8)
+    assert np.all(zero == glyph.EMPTY_GREY)
+
+
 @needs_data
 def test_window_crops_of_a_real_image():
     ex = next(e for e in mammals.all_images() if e.nx >= 2)
@@ -157,6 +175,9 @@ def test_window_crops_of_a_real_image():
     assert crop.shape == (48, 64, 3)
     assert np.array_equal(glyph.window_crop(ex, 0, 1), crop[:, ::-1])
     H = np.array([[0, 0, 0], [0, 0, 1]])
-    assert np.allclose(glyph.mean_window_image([ex, ex], H), (crop + crop[:, ::-1]) / 2)
+    mean = glyph.mean_window_image([ex, ex], H)
+    assert np.allclose(mean, (crop + crop[:, ::-1]) / 2)
+    # floats in [0, 1], not black (issue 35: the notebook cast this mean to uint8, which made it 0)
+    assert mean.dtype == np.float64 and 0 <= mean.min() and mean.max() <= 1 and mean.mean() > 0.05
     with pytest.raises(ValueError, match="outside positions"):
         glyph.window_crop(ex, ex.n_positions, 0)

@@ -65,6 +65,29 @@ def hog_glyph(template, *, cell_px: int = 16, layout=None) -> np.ndarray:
     return picture / peak if peak > 0 else picture
 
 
+NEGATIVE_RGB = (0.9, 0.25, 0.2)
+
+
+def signed_hog_glyph(template, *, cell_px: int = 16, layout=None) -> np.ndarray:
+    """RGB picture (rows, columns, 3) of both signs of the template's weights: positive weights as white
+    strokes, negative weights as red strokes (:data:`NEGATIVE_RGB`), both scaled by the largest absolute
+    cell weight, on black.  A template with every weight <= 0 is then drawn in red, not as an empty glyph;
+    a template that is exactly zero (a pruned component) is uniform grey (:data:`EMPTY_GREY`)."""
+    W = cell_weights(template, layout)
+    rows, cols, n_bins = W.shape
+    if not np.any(np.asarray(template) != 0):
+        return np.full((rows * cell_px, cols * cell_px, 3), EMPTY_GREY)
+    patches = stroke_patches(n_bins, cell_px)
+    peak = float(np.abs(W).max())
+
+    def strokes(weights):
+        cells = np.einsum("rcb,bij->rcij", weights / peak, patches)
+        return np.clip(cells.transpose(0, 2, 1, 3).reshape(rows * cell_px, cols * cell_px), 0.0, 1.0)
+    pos, neg = strokes(np.maximum(W, 0.0)), strokes(np.maximum(-W, 0.0))
+    rgb = pos[..., None] * np.ones(3) + neg[..., None] * np.asarray(NEGATIVE_RGB)
+    return np.clip(rgb, 0.0, 1.0)
+
+
 def window_crop(example: mammals.MammalsExample, position: int, mirror: int, image=None) -> np.ndarray:
     """RGB pixels (48, 64, 3) of window ``position`` in the image resized to the HOG grid, flipped
     left-right when ``mirror`` (so it faces the way the template saw it).  ``image``: the decoded image,
@@ -89,4 +112,6 @@ def mean_window_image(examples, H) -> np.ndarray:
     if not examples or H.shape != (len(examples), 3):
         raise ValueError(f"need one latent value (component, position, mirror) per example; got {len(examples)} "
                          f"examples and H of shape {H.shape}")
-    return np.mean([window_crop(ex, h[1], h[2]) for ex, h in zip(examples, H)], axis=0)
+    crops = [np.asarray(window_crop(ex, h[1], h[2]), dtype=np.float64) for ex, h in zip(examples, H)]
+    # the crops' pixel scale is kept (floats in [0, 1] or 0..255): a float mean cast to uint8 is black
+    return np.mean(crops, axis=0)
