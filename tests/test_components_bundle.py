@@ -148,3 +148,44 @@ def test_group_cccp_objective_includes_the_group_term_and_drops_with_lam():
     high = GroupCCCP(model, 4.0, 1.0, eps=1e-4).fit(X, Y, H0=H0)
     assert np.isclose(low.objective, GroupCCCP(model, 4.0, 0.01).objective(low.w, X, Y))
     assert np.sum(high.info["block_norms"]) <= np.sum(low.info["block_norms"])
+
+
+def planted_pair(seed, n_a=18, n_b=18, n_neg=40, noise=0.15):
+    """Positives hold appearance A or B (randomly mirrored) at a random window, everything else is noise; the
+    latent start puts A's positives on components 0 and 2 (two thirds and one third: component 2 is a planted
+    duplicate of component 0) and B's on component 1."""
+    rng = np.random.default_rng(seed)
+    layout = (2, 3, 1, 2, 4)
+    perm = hog_mirror.mirror_permutation(layout)
+    dim = len(perm)
+    A = np.where(np.arange(dim) < dim // 2, 1.0, 0.0)
+    B = np.where(np.arange(dim) % 3 == 0, 1.0, 0.0)
+    blocks, H = [], np.zeros((n_a + n_b + n_neg, 3), dtype=np.int64)
+    for i in range(len(H)):
+        F = noise * rng.random((int(rng.integers(3, 7)), dim))
+        if i < n_a + n_b:
+            pattern = A if i < n_a else B
+            if rng.random() < 0.5:
+                pattern, H[i, 2] = pattern[perm], 1
+            H[i, 1] = rng.integers(len(F))
+            F[H[i, 1]] += pattern
+            H[i, 0] = (2 if i % 3 == 2 else 0) if i < n_a else 1
+        blocks.append(F)
+    Y = np.r_[np.ones(n_a + n_b, int), -np.ones(n_neg, int)]
+    return RaggedFeatures.from_list(blocks), Y, H, perm, n_a
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_planted_duplicate_is_pruned_where_distinct_components_survive(seed):
+    """Issue 31: the group norm removes a redundant component (a third of appearance A's positives on a second
+    A component) at a lambda where the distinct components A and B both survive, and A's positives move to the
+    surviving A component; without the group norm all three survive."""
+    X, Y, H0, perm, n_a = planted_pair(seed)
+    model = ComponentMixtureModel(3, X.dim, mirror=perm, bias_feature=10.0)
+    plain = GroupCCCP(model, 1.0, 0.0, eps=1e-4).fit(X, Y, H0=H0)
+    assert np.all(model.block_norms(plain.w) > 0)
+    res = GroupCCCP(model, 1.0, 0.2, eps=1e-4).fit(X, Y, H0=H0)
+    norms = model.block_norms(res.w)
+    assert norms[2] == 0.0 and norms[0] > 0 and norms[1] > 0
+    assert np.all(res.H[:n_a, 0] == 0) and np.all(res.H[n_a:np.sum(Y == 1), 0] == 1)
+    assert res.info["certified"]
