@@ -41,9 +41,9 @@ def test_folds_depend_only_on_the_seed():
     assert not all(np.array_equal(x.test, y.test) for x, y in zip(a, c))
 
 
-def test_lambda_grid_is_eight_log_spaced_values():
+def test_lambda_grid_is_ten_log_spaced_values():
     grid = np.array(proto.LAMBDA_GRID)
-    assert len(grid) == 8 and np.all(grid > 0)
+    assert len(grid) == 10 and np.all(grid > 0) and np.isclose(grid[0], 0.005) and np.isclose(grid[-1], 0.1)
     assert np.allclose(np.diff(np.log(grid)), np.log(grid[1] / grid[0]))
     assert np.allclose(proto.lambda_values(10.0), 10.0 * grid)
     with pytest.raises(ValueError, match="C must be positive"):

@@ -24,6 +24,18 @@ def test_components_targets_smoke(tmp_path):
     chosen = chosen_lambdas(t3["rows"], p["folds"], sorted(p["lambdas"]))
     assert {int(k): v for k, v in t3["artifacts"]["chosen_lambda_over_C"].items()} == chosen
     assert all(0 <= r["n_kept"] <= p["n_start"] for r in t3["rows"])
+    # the lambda path: every row has its components' block norms, and n_kept counts the non-zero ones
+    for r in t3["rows"]:
+        assert len(r["block_norms"]) == p["n_start"] and r["n_kept"] == int(np.sum(np.array(r["block_norms"]) > 0))
+        assert 0 <= r["val_ap_voc07"] <= 1
+    summary = {s["lambda_over_C"]: s for s in t3["artifacts"]["summary"]}
+    for lam, s in summary.items():
+        here = [r for r in t3["rows"] if r["lambda_over_C"] == lam]
+        assert s["units_1_to_start"] == sum(1 <= r["n_kept"] < p["n_start"] for r in here)
+    # the contrast with the old offset feature value: both values, their paths over the same lambdas
+    con = t3["artifacts"]["bias_contrast"]["bias_features"]
+    assert set(con) == {"1", f"{p['bias_feature']:g}"}
+    assert [r["lambda_over_C"] for r in con["1"]["path"]] == [r["lambda_over_C"] for r in con["10"]["path"]]
     # Table 4: the group norm at each fold's lambda, the fixed-n APs copied from Figure 3
     fixed = {(r["class"], r["fold"], r["n"]): r["test_ap"] for r in f3["rows"]}
     for r in t4["rows"]:
@@ -31,6 +43,19 @@ def test_components_targets_smoke(tmp_path):
         for n in p["ns"]:
             assert r[f"n{n}_test_ap"] == fixed[(r["class"], r["fold"], n)]
         assert r["gn_components"] == len(r["kept"]) == int(np.sum(np.array(r["block_norms"]) > 0))
+    # the positive control: three fits per unit, the copy is the last component, the tallies recomputed
+    from lvmrepro.experiments.groupnorm.components import control_summary
+    pc = t4["artifacts"]["positive_control"]
+    assert len(pc["rows"]) == 3 * len(units)
+    assert {k: v for k, v in control_summary(pc["rows"], p).items()} == {k: v for k, v in pc.items() if k != "rows"}
+    for r in pc["rows"]:
+        assert len(r["block_norms"]) == p["n_start"] and r["copy_kept"] == (r["block_norms"][-1] > 0)
+        assert r["original_kept"] == (r["block_norms"][r["copy_of"]] > 0)
+    # every claim also decided on the 11-point AP, with the lambda chosen on that measure
+    for res in (f3, t3, t4):
+        assert [c["id"] for c in res["artifacts"]["claims_voc07"]] == [c["id"] for c in res["claims"]]
+    chosen7 = chosen_lambdas(t3["rows"], p["folds"], sorted(p["lambdas"]), "_voc07")
+    assert all(r["lambda_over_C_voc07"] == chosen7[r["fold"]] for r in t4["rows"])
     mean = t4["artifacts"]["per_class"][-1]
     assert np.isclose(mean["group norm"], np.mean([np.mean([r["gn_test_ap"] for r in t4["rows"] if r["class"] == c])
                                                    for c in p["classes"]]))

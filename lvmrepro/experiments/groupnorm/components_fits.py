@@ -39,7 +39,7 @@ class Settings:
     """Training settings shared by every fit of a run (see the chapter for the choices)."""
     C: float = 10.0
     eps: float = 1e-3
-    bias_feature: float = 1.0
+    bias_feature: float = 10.0
     n_init: int = 10
     max_iter: int = 50
 
@@ -145,8 +145,18 @@ def scores_of(model, w, X) -> np.ndarray:
     return sub.decision_values(w_sub, X)[0]
 
 
-def ap(Y, s) -> float:
-    return average_precision(np.asarray(Y) == 1, s)
+#: the two average precisions every score is measured with: ours (non-interpolated, scikit-learn's) and
+#: PASCAL VOC 2007's 11-point interpolated AP, which the paper's numbers use
+AP_MEASURES = {"": "all", "_voc07": "voc07"}
+
+
+def ap(Y, s, method: str = "all") -> float:
+    return average_precision(np.asarray(Y) == 1, s, method=method)
+
+
+def aps(prefix: str, Y, s) -> dict:
+    """``{prefix: AP, prefix + "_voc07": 11-point AP}`` of the scores ``s``."""
+    return {prefix + suffix: ap(Y, s, method) for suffix, method in AP_MEASURES.items()}
 
 
 def fixed_n_fit(X, Y, n, start: dict, settings: Settings, key: dict) -> dict:
@@ -191,3 +201,39 @@ def final_scores(X, fit: dict, settings: Settings) -> np.ndarray:
 
 def settings_key(settings: Settings) -> dict:
     return asdict(settings)
+
+
+# --------------------------------------------------------------------------- the positive control and the offsets
+def with_copy(start: dict) -> tuple[dict, int]:
+    """A stage-2 start with a planted exact copy: the root of the largest stage-1 group appended as one more
+    component.  Returns ``(start, index of the copied component)``; the copy is the last component."""
+    roots = np.asarray(start["w_roots"], dtype=np.float64)
+    k = int(np.argmax(np.bincount(np.asarray(start["groups"]), minlength=len(roots))))
+    both = np.vstack([roots, roots[k]])
+    return {"w_roots": both, "w": both.ravel().copy()}, k
+
+
+def pruning_prices(model, w, X, Y, lam: float, C: float) -> list[dict]:
+    """For each kept component ``k`` of the mixture ``w``: how each term of the group-norm objective
+    ``1/2||T||^2 + 1/2||b||^2 + lam sum_k ||t_k|| + C/n sum_i slack_i`` changes when ``k`` alone is pruned --
+    its template set to zero and its offset lowered to ``-1/beta`` (if above), so that the pruned component
+    scores -1 and puts no negative inside its margin.  A component is worth pruning when the total is < 0."""
+    from lvmrepro.engine.lssvm.objective import latent_slacks
+    T, b = model.templates(w)
+    n = model.n_samples(X)
+
+    def terms(T, b):
+        w_ = model.pack(T, b) if model.has_bias else model.pack(T)
+        return {"group_norm": lam * float(np.linalg.norm(T, axis=1).sum()), "templates_l2": 0.5 * float((T ** 2).sum()),
+                "offsets_l2": 0.5 * float((b ** 2).sum()), "hinge": C / n * float(latent_slacks(model, w_, X, Y).sum())}
+    base = terms(T, b)
+    out = []
+    for k in np.flatnonzero(np.linalg.norm(T, axis=1) > 0):
+        T2, b2 = T.copy(), b.copy()
+        T2[k] = 0.0
+        if model.has_bias:
+            b2[k] = min(b[k], -1.0 / model.bias_feature)
+        delta = {name: v - base[name] for name, v in terms(T2, b2).items()}
+        out.append({"component": int(k), "block_norm": float(np.linalg.norm(T[k])),
+                    "offset": float(model.bias_feature * b[k]), **delta, "total": float(sum(delta.values()))})
+    return out
