@@ -11,10 +11,6 @@ import numpy as np
 from lvmrepro import stats
 from lvmrepro.experiments import claim_by_id
 
-#: how the paper's AP and ours are measured
-MEASURE_NAMES = {"": "non-interpolated AP (ours)", "_voc07": "11-point interpolated AP (the paper's, VOC 2007)"}
-
-
 def _pct(x) -> str:
     return "–" if x is None else f"{100 * x:.1f}"
 
