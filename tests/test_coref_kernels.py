@@ -150,7 +150,7 @@ def test_forest_helpers_round_trip():
     (lambda: fo.max_spanning_forest(np.zeros(3), 3, gold=[0.5, 1, 0]), "integer"),
     (lambda: fo.max_spanning_forest(np.zeros(3), 3, same_bonus=np.inf), "finite"),
     (lambda: fo.max_spanning_forest(np.zeros(3), 3, threshold=np.nan), "threshold"),
-    (lambda: fo.max_spanning_forest(np.zeros(3), 0), "positive integer"),
+    (lambda: fo.max_spanning_forest(np.zeros(3), 0), "number of mentions must be an integer"),
     (lambda: fo.max_spanning_forest(np.zeros(3), 3, backend="c"), "backend"),
     (lambda: fo.greedy_pairwise_clustering(np.zeros(3), [0, 0, 1], -1.0), "lam"),
     (lambda: fo.greedy_pairwise_clustering(np.zeros(3), [0, 0, 1], 1.0, max_passes=0), "max_passes"),

@@ -49,6 +49,40 @@ cdef inline Py_ssize_t _pair(Py_ssize_t n, Py_ssize_t i, Py_ssize_t j) noexcept 
     return n * a - a * (a + 1) // 2 + (b - a - 1)
 
 
+# Every kernel checks what it will read (array lengths, the entries used as positions) and raises a
+# one-line ValueError: the kernels are public, and a bad position would read outside an array.
+cdef int _need(bint ok, str message) except -1:
+    if not ok:
+        raise ValueError(message)
+    return 0
+
+
+cdef int _check_pairs(Py_ssize_t n, Py_ssize_t m) except -1:
+    return _need(n >= 0 and m == n * (n - 1) // 2,
+                 f"index must hold the n (n - 1) / 2 = {n * (n - 1) // 2} pairs of {n} mentions; got {m}")
+
+
+cdef int _check_rows(const int[::1] index, Py_ssize_t n_rows) except -1:
+    cdef Py_ssize_t p, bad = -1
+    with nogil:
+        for p in range(index.shape[0]):
+            if index[p] < 0 or index[p] >= n_rows:
+                bad = p
+                break
+    return _need(bad < 0, f"index entry {bad} points outside the {n_rows} pair scores")
+
+
+cdef int _check_labels(const long[::1] labels, Py_ssize_t n, Py_ssize_t hi, str name) except -1:
+    cdef Py_ssize_t v, bad = -1
+    _need(labels.shape[0] == n, f"{name} must have {n} entries; got {labels.shape[0]}")
+    with nogil:
+        for v in range(n):
+            if labels[v] < 0 or labels[v] >= hi:
+                bad = v
+                break
+    return _need(bad < 0, f"{name} entry {bad} is outside 0..{hi - 1}")
+
+
 def prim_forest(const double[::1] values,     # IN  score of a pair p is values[index[p]]
                 const int[::1] index,         # IN  (n (n - 1) / 2,) condensed pair -> row of values
                 const long[::1] members,      # IN  (n,) vertices grouped by block, ascending in a block
@@ -70,10 +104,25 @@ def prim_forest(const double[::1] values,     # IN  score of a pair p is values[
     still out and finds the next one to add.  With a single block the tree numbers are the canonical
     cluster ids (trees start at their smallest vertex, in increasing order).
     """
-    cdef Py_ssize_t n = parent.shape[0], n_blocks = starts.shape[0] - 1
-    cdef Py_ssize_t b, lo, hi, step, a, u, v, best, first_free
+    cdef Py_ssize_t n = parent.shape[0], n_blocks = starts.shape[0] - 1, n_rows = values.shape[0]
+    cdef Py_ssize_t b, lo, hi, step, a, u, v, best, first_free, r
     cdef long n_trees = 0
+    cdef bint bad = 0
     cdef double best_key, weight, total = 0.0
+    _check_pairs(n, index.shape[0])
+    _need(tree.shape[0] >= n and key.shape[0] >= n and done.shape[0] >= n and row_start.shape[0] >= n,
+          "scratch arrays must have at least n entries")
+    _need(gold.shape[0] == n, f"gold must have {n} entries; got {gold.shape[0]}")
+    _check_labels(members, n, n, "members")
+    _need(n_blocks >= 1 and starts[0] == 0 and starts[n_blocks] == n,
+          f"starts must rise from 0 to {n}")
+    for b in range(n_blocks):
+        _need(starts[b] <= starts[b + 1], "starts must not decrease")
+    for u in range(n):
+        done[u] = 0
+    for a in range(n):
+        _need(not done[members[a]], f"members must list every vertex once; {members[a]} is repeated")
+        done[members[a]] = 1
     with nogil:
         for u in range(n):
             key[u] = -INFINITY
@@ -105,8 +154,11 @@ def prim_forest(const double[::1] values,     # IN  score of a pair p is values[
                     u = members[a]
                     if done[u]:
                         continue
-                    weight = values[index[row_start[u] + v if u < v else row_start[v] + u]] + (
-                        same_bonus if gold[u] == gold[v] else diff_bonus)
+                    r = index[row_start[u] + v if u < v else row_start[v] + u]
+                    if r < 0 or r >= n_rows:
+                        bad = 1
+                        break
+                    weight = values[r] + (same_bonus if gold[u] == gold[v] else diff_bonus)
                     if weight > key[u]:
                         key[u] = weight
                         parent[u] = v
@@ -114,6 +166,11 @@ def prim_forest(const double[::1] values,     # IN  score of a pair p is values[
                     if key[u] > best_key:
                         best_key = key[u]
                         best = u
+                if bad:
+                    break
+            if bad:
+                break
+    _need(not bad, f"an index entry points outside the {n_rows} pair scores")
     return total
 
 
@@ -140,6 +197,19 @@ def greedy_order(const double[::1] values,   # IN  score of a pair p is values[i
     cdef Py_ssize_t i, j, p, r, g, a, b, out, n_diff = m - n_same, pos
     cdef double ka, kb
     cdef bint take_a
+    _check_pairs(n, m)
+    _need(values.shape[0] == n_rows, f"rank must have one entry per pair score ({values.shape[0]}); got {n_rows}")
+    _check_rows(index, n_rows)
+    _check_labels(rank, n_rows, n_rows, "rank")
+    _need(first.shape[0] >= m and second.shape[0] >= m and by_pair.shape[0] >= m and by_first.shape[0] >= m
+          and by_second.shape[0] >= m and count.shape[0] >= 2 and count.shape[1] >= n_rows + 1,
+          "output and scratch arrays are too short")
+    _need(0 <= n_same <= m, f"n_same must be in 0..{m}; got {n_same}")
+    n_same = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            n_same += gold[i] == gold[j]
+    n_diff = m - n_same
     with nogil:
         # group 0: pairs in different gold clusters (key value + lam) -> positions [0, n_diff);
         # group 1: gold-coreferent pairs (key value - lam) -> positions [n_diff, m)
@@ -218,6 +288,13 @@ def greedy_pairwise(const double[::1] values,  # IN  score of a pair p is values
     cdef Py_ssize_t e, a, b, r, o, c, passes = 0
     cdef long merged
     cdef double gain
+    _need(gold.shape[0] == n and root_of.shape[0] == n and size.shape[0] >= n and cross.shape[0] >= n
+          and cross.shape[1] >= n, f"gold, root_of, size and cross must fit {n} mentions")
+    _check_pairs(n, index.shape[0])
+    _check_rows(index, values.shape[0])
+    _need(second.shape[0] == m, "first and second must have the same length")
+    _check_labels(first, m, n if n > 0 else 1, "first")
+    _check_labels(second, m, n if n > 0 else 1, "second")
     with nogil:
         for a in range(n):
             uf[a] = a
@@ -305,7 +382,18 @@ def bucket_forest(const double[::1] values,    # IN  (n_rows,) score of every fe
     cdef double v_row, total = 0.0
     cdef bint equal = same_bonus == diff_bonus, same
     cdef Bucket* buckets
-    cdef cnp.ndarray[cnp.uint8_t, ndim=1] store = np.empty(max(2 * R, 1) * sizeof(Bucket), dtype=np.uint8)
+    cdef cnp.ndarray[cnp.uint8_t, ndim=1] store
+    _need(gold.shape[0] == n and tree.shape[0] >= n and uf.shape[0] >= n and edge_a.shape[0] >= n
+          and edge_b.shape[0] >= n and adj_ptr.shape[0] >= n + 1 and adj.shape[0] >= 2 * n and stack.shape[0] >= n,
+          f"gold, the outputs and the scratch arrays must fit {n} mentions")
+    _need(row_ptr.shape[0] == R + 1 and row_ptr[0] == 0 and pi.shape[0] == pj.shape[0]
+          and row_ptr[R] == pi.shape[0], "row_ptr must rise from 0 to the number of pairs, one step per row")
+    for r in range(R):
+        _need(row_ptr[r] <= row_ptr[r + 1], "row_ptr must not decrease")
+        _need(0 <= row_ids[r] < values.shape[0], f"row_ids entry {r} points outside the {values.shape[0]} scores")
+    for q in range(pi.shape[0]):
+        _need(0 <= pi[q] < n and 0 <= pj[q] < n and pi[q] != pj[q], f"pair {q} is not two mentions in 0..{n - 1}")
+    store = np.empty(max(2 * R, 1) * sizeof(Bucket), dtype=np.uint8)
     buckets = <Bucket*> &store[0]
     with nogil:
         for r in range(R):
@@ -404,6 +492,8 @@ def row_scores(const double[:, ::1] table,   # IN  (n_rows, d) feature rows
     own, which costs more than this product on a shared machine)."""
     cdef Py_ssize_t n = table.shape[0], d = table.shape[1], r, k
     cdef double acc
+    _need(w.shape[0] == d, f"w must have {d} entries (the table's columns); got {w.shape[0]}")
+    _need(out.shape[0] == n, f"out must have {n} entries (the table's rows); got {out.shape[0]}")
     with nogil:
         for r in range(n):
             acc = 0.0

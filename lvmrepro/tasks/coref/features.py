@@ -387,43 +387,70 @@ def unpack_bits(codes: np.ndarray, n_features: int = N_FEATURES) -> np.ndarray:
 # --------------------------------------------------------------------------- the data set object
 #: largest feature value accepted (the features are 0/1 indicators; with ``|w| <= 1e150`` scores stay finite)
 MAX_TABLE_ENTRY = 1e100
+#: most mentions in a document: its pairs, n (n - 1) / 2, then fit the kernels' int32 pair positions
+MAX_MENTIONS = 65_536
+_FIELDS = ("names", "n_mentions", "index", "table", "feature_names")
 
 
-@dataclass
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    """A read-only copy (the caches keyed on a PairFeatures -- its documents' buckets, a model's last
+    answer -- stay valid because nothing can refill it in place)."""
+    out = np.array(arr, copy=True, order="C")
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(eq=False)
 class PairFeatures:
     """The input ``X`` of the coreference model: pair features of a list of documents.
 
     ``table`` (float64 ``(n_rows, n_features)``) holds the distinct 0/1 feature vectors; ``index[d]``
     (int32, one entry per pair of document ``d`` in condensed order) points into it, so
     ``x_ij = table[index[d][pair_index(i, j, n_mentions[d])]]``.
+
+    The arrays are kept as read-only copies (``index`` as a tuple of them): writing into them raises
+    numpy's ``ValueError: assignment destination is read-only``, and assigning a field anew (``X.table =
+    ...``) validates the whole object again, so the kernels never see an index outside the table.
     """
     names: tuple[str, ...]
     n_mentions: np.ndarray
-    index: list
+    index: tuple
     table: np.ndarray
     feature_names: tuple[str, ...] = FEATURE_NAMES
 
     def __post_init__(self):
-        # the kernels index without bounds checks: every index array is checked once, here
-        self.table = np.ascontiguousarray(self.table, dtype=np.float64)
-        if self.table.ndim != 2 or not np.all(np.isfinite(self.table)):
-            raise ValueError(f"the feature table must be a finite 2-D array; got shape {self.table.shape}")
-        if self.table.size and float(np.abs(self.table).max()) > MAX_TABLE_ENTRY:
-            raise ValueError(f"the feature table has entries above {MAX_TABLE_ENTRY:g} in magnitude: pair scores "
-                             f"would overflow (the features are indicators)")
-        self.n_mentions = np.asarray(self.n_mentions, dtype=np.int64)
-        if not (len(self.names) == len(self.index) == len(self.n_mentions)):
-            raise ValueError("names, n_mentions and index must have one entry per document")
-        rows = len(self.table)
-        for d, (idx, n) in enumerate(zip(self.index, self.n_mentions)):
-            if n < 1:
-                raise ValueError(f"document {self.names[d]} has no mentions")
-            if not isinstance(idx, np.ndarray) or idx.dtype != np.int32 or idx.shape != (n_pairs(int(n)),) \
-                    or not idx.flags.c_contiguous:
-                raise ValueError(f"document {self.names[d]}: the pair index must be a contiguous int32 array "
-                                 f"of {n_pairs(int(n))} entries")
-            if idx.size and (idx.min() < 0 or idx.max() >= rows):
-                raise ValueError(f"document {self.names[d]}: the pair index points outside the table")
+        fields = _validated(self.names, self.n_mentions, self.index, self.table, self.feature_names)
+        for name, value in zip(_FIELDS, fields):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_version", 0)
+        object.__setattr__(self, "_ready", True)
+
+    def __setattr__(self, name, value):
+        if not self.__dict__.get("_ready") or name not in _FIELDS:
+            object.__setattr__(self, name, value)
+            return
+        current = {f: self.__dict__[f] for f in _FIELDS}
+        current[name] = value
+        fields = _validated(*(current[f] for f in _FIELDS))
+        for f, v in zip(_FIELDS, fields):
+            object.__setattr__(self, f, v)
+        self.__dict__.pop("_by_row", None)
+        object.__setattr__(self, "_version", self._version + 1)
+
+    @property
+    def version(self) -> int:
+        """How many times a field was assigned anew (0 as built): callers keying a cache on this object use it."""
+        return self._version
+
+    @classmethod
+    def _trusted(cls, names, n_mentions, index, table, feature_names) -> "PairFeatures":
+        """A PairFeatures of parts of an already validated one (read-only arrays shared, not copied)."""
+        X = object.__new__(cls)
+        for name, value in zip(_FIELDS, (tuple(names), n_mentions, tuple(index), table, tuple(feature_names))):
+            object.__setattr__(X, name, value)
+        object.__setattr__(X, "_version", 0)
+        object.__setattr__(X, "_ready", True)
+        return X
 
     def __len__(self) -> int:
         return len(self.index)
@@ -463,9 +490,45 @@ class PairFeatures:
         for d in docs:
             if not 0 <= d < len(self):
                 raise ValueError(f"document index {d} is outside 0..{len(self) - 1}")
-        return PairFeatures(names=tuple(self.names[d] for d in docs), n_mentions=self.n_mentions[docs],
-                            index=[self.index[d] for d in docs], table=self.table,
-                            feature_names=self.feature_names)
+        n_mentions = _frozen(self.n_mentions[docs])
+        return PairFeatures._trusted(tuple(self.names[d] for d in docs), n_mentions, [self.index[d] for d in docs],
+                                     self.table, self.feature_names)
+
+
+def _validated(names, n_mentions, index, table, feature_names):
+    """The fields of a PairFeatures, checked (one-line ValueError naming the problem) and made read-only."""
+    table = np.asarray(table)
+    if table.ndim != 2 or table.dtype.kind not in "biuf":
+        raise ValueError(f"the feature table must be a 2-D array of numbers; got {table.dtype} of shape {table.shape}")
+    table = _frozen(table.astype(np.float64, copy=False))
+    if not np.all(np.isfinite(table)):
+        raise ValueError("the feature table has NaN or infinite entries")
+    if table.size and float(np.abs(table).max()) > MAX_TABLE_ENTRY:
+        raise ValueError(f"the feature table has entries above {MAX_TABLE_ENTRY:g} in magnitude: pair scores "
+                         f"would overflow (the features are indicators)")
+    if len(table) > np.iinfo(np.int32).max:
+        raise ValueError("the feature table has more rows than an int32 pair index can address")
+    names = tuple(names)
+    feature_names = tuple(feature_names)
+    nm = np.asarray(n_mentions)
+    if nm.ndim != 1 or (nm.size and nm.dtype.kind not in "iu"):
+        raise ValueError(f"n_mentions must be a 1-D integer array; got {nm.dtype} of shape {nm.shape}")
+    n_mentions = _frozen(nm.astype(np.int64))
+    if isinstance(index, np.ndarray) or not hasattr(index, "__len__"):
+        raise ValueError("index must be a list with one int32 pair-index array per document")
+    if not (len(names) == len(index) == len(n_mentions)):
+        raise ValueError("names, n_mentions and index must have one entry per document")
+    rows = len(table)
+    checked = []
+    for d, (idx, n) in enumerate(zip(index, n_mentions)):
+        if not 1 <= n <= MAX_MENTIONS:
+            raise ValueError(f"document {names[d]} has {n} mentions; a document has 1 to {MAX_MENTIONS:,}")
+        if not isinstance(idx, np.ndarray) or idx.dtype != np.int32 or idx.shape != (n_pairs(int(n)),):
+            raise ValueError(f"document {names[d]}: the pair index must be an int32 array of {n_pairs(int(n))} entries")
+        if idx.size and (idx.min() < 0 or idx.max() >= rows):
+            raise ValueError(f"document {names[d]}: the pair index points outside the table")
+        checked.append(_frozen(idx))
+    return names, n_mentions, tuple(checked), table, feature_names
 
 
 def restrict_document(X: PairFeatures, d: int, mentions) -> PairFeatures:

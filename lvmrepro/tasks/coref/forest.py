@@ -15,7 +15,7 @@ import numpy as np
 
 from lvmrepro.engine._kernels import coref as _coref
 from lvmrepro.engine._kernels import coref_ref as _coref_ref
-from lvmrepro.tasks.coref.features import n_pairs, pair_index
+from lvmrepro.tasks.coref.features import MAX_MENTIONS, n_pairs, pair_index
 from lvmrepro.tasks.coref.data import canonical_clustering
 from lvmrepro.engine.validation import as_float_vector
 
@@ -31,10 +31,16 @@ def check_backend(backend: str) -> str:
     return backend
 
 
+def check_n(n, lo: int = 1) -> int:
+    """A number of mentions: an integer in ``lo..MAX_MENTIONS`` (checked before anything is allocated)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not lo <= n <= MAX_MENTIONS:
+        raise ValueError(f"the number of mentions must be an integer in {lo}..{MAX_MENTIONS:,}; got {n!r}")
+    return int(n)
+
+
 def check_scores(score, n: int, name: str = "pair scores") -> np.ndarray:
     """Float64 condensed scores of ``n`` mentions, finite, of length ``n (n - 1) / 2``."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"the number of mentions must be a positive integer; got {n!r}")
+    n = check_n(n)
     score = as_float_vector(score, name, size=n_pairs(int(n)))
     if score.size and float(np.abs(score).max()) > MAX_SCORE:
         raise ValueError(f"{name} exceed {MAX_SCORE:g} in magnitude: a forest's total would overflow")
@@ -43,6 +49,7 @@ def check_scores(score, n: int, name: str = "pair scores") -> np.ndarray:
 
 def check_labels(labels, n: int, name: str = "clustering") -> np.ndarray:
     """Int64 labels of ``n`` mentions (any non-negative ids)."""
+    n = check_n(n, 0)
     arr = np.asarray(labels)
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ValueError(f"{name} must be a 1-D array of {n} cluster ids; got shape {arr.shape}")
@@ -56,6 +63,7 @@ def check_labels(labels, n: int, name: str = "clustering") -> np.ndarray:
 
 def check_forest(parent, n: int, name: str = "forest") -> np.ndarray:
     """Validate a parent array (see the module docstring) and return it as int64."""
+    n = check_n(n, 0)
     arr = np.asarray(parent)
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ValueError(f"{name} must be a parent array of length {n}; got shape {arr.shape}")
@@ -111,6 +119,7 @@ def forest_clustering(parent) -> np.ndarray:
 
 def forest_from_edges(n: int, i, j) -> np.ndarray:
     """Parent array (rooted at each tree's smallest mention) of an undirected acyclic edge list."""
+    n = check_n(n, 0)
     i = np.asarray(i, dtype=np.int64).ravel()
     j = np.asarray(j, dtype=np.int64).ravel()
     if i.shape != j.shape or (i.size and (min(i.min(), j.min()) < 0 or max(i.max(), j.max()) >= n)):
@@ -151,12 +160,15 @@ def _blocks(allowed: np.ndarray):
 
 
 def _identity_index(n: int) -> np.ndarray:
-    return np.arange(n_pairs(n), dtype=np.int32)
+    # int32 cannot wrap: n <= MAX_MENTIONS, so n (n - 1) / 2 < 2**31 (check_n)
+    return np.arange(n_pairs(check_n(n, 0)), dtype=np.int32)
 
 
 def forest_kernel(values, index, n, allowed, gold, same_bonus, diff_bonus, threshold):
-    """Unchecked call of the compiled Prim (callers have validated every argument, as the model does):
-    ``(parent, total, trees)``; ``trees`` is the canonical clustering when ``allowed`` is None."""
+    """The compiled Prim without the scores' checks of :func:`max_spanning_forest` (callers have validated
+    them, as the model does; the kernel itself checks every position it reads): ``(parent, total, trees)``;
+    ``trees`` is the canonical clustering when ``allowed`` is None."""
+    n = check_n(n, 0)
     if allowed is None:
         members, starts = np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64)
     else:
@@ -170,7 +182,11 @@ def forest_kernel(values, index, n, allowed, gold, same_bonus, diff_bonus, thres
 
 
 def table_scores(table, w, backend: str = "cython") -> np.ndarray:
-    """``table @ w`` (float64 C-contiguous ``table``, float64 ``w``; unchecked)."""
+    """``table @ w`` (float64 C-contiguous ``table``, float64 ``w`` of its width: a ValueError otherwise)."""
+    if not (isinstance(table, np.ndarray) and table.ndim == 2 and isinstance(w, np.ndarray) and w.ndim == 1
+            and w.shape[0] == table.shape[1]):
+        raise ValueError(f"table_scores needs a 2-D table and a weight vector of its width; got shapes "
+                         f"{np.shape(table)} and {np.shape(w)}")
     if backend == "numpy":
         return _coref_ref.row_scores(table, w)
     out = np.empty(table.shape[0])
