@@ -3,6 +3,7 @@ import pytest
 
 from conftest import needs_data
 from lvmrepro.book.gmm import scenes as B
+from lvmrepro.book.gmm import scenes_stored as S
 
 
 @pytest.fixture(scope="module")
@@ -184,15 +185,61 @@ def test_maps_reading_and_part_maps(res):
 def test_verdicts_side_by_side(res):
     full = {**res, "claims": [dict(c, holds=None, verdict="inconclusive") if c["id"] == "optimising-dwarfs-sampling"
                               else c for c in res["claims"]]}
-    t = B.verdicts_side_by_side(res, full, reduced=True)
+    t = S.verdicts_side_by_side(res, full, reduced=True)
     row = next(r for r in t["rows"] if r["claim"] == "optimising-dwarfs-sampling")
     assert row["this build (smoke, reduced)"] == "holds" and row["full protocol (stored run)"] == "inconclusive"
-    assert B.verdicts_agree(res, res).startswith("The two runs reach the same verdict")
-    assert "differ" in B.verdicts_agree(res, full)
+    assert S.verdicts_agree(res, res).startswith("The two runs reach the same verdict")
+    assert "differ" in S.verdicts_agree(res, full)
 
 
 def test_no_stored_run_shows_one_line(tmp_path, monkeypatch):
     from lvmrepro.book import stored
     monkeypatch.setattr(stored, "STORED_DIR", tmp_path / "none")
-    assert B.stored_run("gmm.table3") == (None, "No stored run of the full protocol is in this checkout.")
-    assert B.show_stored_run(None, {}) is None
+    assert S.stored_run("gmm.table3") == (None, "No stored run of the full protocol is in this checkout.")
+    assert S.show_stored_run(None, {}) is None
+
+
+@needs_data
+def test_the_runs_record_the_parts_per_image_and_the_page_quotes_them(res):
+    import pytest as _pytest
+    for r in res["rows"]:
+        assert 1.0 <= r["parts_final"] <= res["params"]["n_parts"] and 1.0 <= r["parts_init"] <= res["params"]["n_parts"]
+    # a graph-cut column's runs start from the map whose coherence the part discovery recorded: the same count
+    coherence = res["artifacts"]["initial_maps"]["coherence"]
+    for r in res["artifacts"]["runs"]:
+        if r["init"] in coherence:
+            assert r["parts_init"] == _pytest.approx(coherence[r["init"]]["distinct_parts"], rel=1e-12)
+    rows = B.parts_table(res)["rows"]
+    assert len(rows) == len(res["rows"])
+    for shown, r in zip(rows, res["rows"]):
+        assert shown["parts per image (initial → final)"] == f"{r['parts_init']:.2f} → {r['parts_final']:.2f}"
+    text = B.stand_in_reading(res)
+    base = res["artifacts"]["linear_baseline"]
+    assert f"reaches {base['test_accuracy']:.1f} % test accuracy" in text
+    graph = [r for r in res["rows"] if r["init"] in ("0.0", "0.25", "0.5", "1.0") and r["objective"] < 1 - 1e-9]
+    assert f"use {min(r['parts_final'] for r in graph):.2f} to {max(r['parts_final'] for r in graph):.2f} distinct" in text
+    assert f"{sum(r['parts_final'] <= B.FEW_PARTS for r in graph)} of the {len(graph)} trained cells" in text
+    assert "cannot separate the learners" in text        # smoke: 100 % for the linear baseline and the cells
+
+
+def test_stand_in_reading_decides_from_both_tests():
+    def res(base_acc, parts):
+        rows = [{"method": "CCP", "init": "0.0", "accuracy": 47.0, "train_accuracy": 70.0, "objective": 0.96,
+                 "parts_init": 7.0, "parts_final": parts, "energy_init": 80.0, "energy_final": 60.0, "regions_changed": 30.0}]
+        return {"params": {"lambdas": [0.0]}, "rows": rows,
+                "artifacts": {"linear_baseline": {"test_accuracy": base_acc, "nearest_mean_accuracy": 30.0},
+                              "initial_maps": {"generative_test_accuracy": 36.8}}}
+    assert "cannot separate" in B.stand_in_reading(res(93.7, 7.1))          # saturated
+    assert "cannot separate" in B.stand_in_reading(res(38.3, 1.4))          # one part per image
+    two = res(38.3, 1.4)
+    two["rows"].append({**two["rows"][0], "init": "1.0", "parts_final": 5.0})
+    two["params"]["lambdas"] = [0.0, 1.0]
+    text = B.stand_in_reading(two)
+    assert "1 of the 2 trained cells end at 2 or fewer" in text and "not the maps test in every cell" in text
+    text = B.stand_in_reading(res(38.3, 7.1))
+    assert "Neither test rules the stand-in out" in text and "8.7 points above the baseline" in text
+    assert "use 7.10 to 7.10 distinct parts per image" in text and "generative part model 36.8 %" in text
+    old = res(93.7, 7.1)
+    del old["rows"][0]["parts_final"]
+    assert "does not record the final maps' parts per image" in B.stand_in_reading(old)
+    assert B.parts_table(old)["rows"] == []

@@ -90,7 +90,7 @@ def test_a_gmm_table3_result_without_its_runs_is_refused(tmp_path, store_dir, mo
 
 def test_a_tampered_stored_run_is_not_shown_and_the_page_says_why(tmp_path, store_dir, monkeypatch):
     """The scene page shows "The stored run of the full protocol is not shown: <why>" for a ValueError."""
-    from lvmrepro.book.gmm import scenes as page
+    from lvmrepro.book.gmm import scenes_stored as page
     src = json.loads((Path(__file__).parent / "data" / "gmm.table3.paper.json").read_text())
     full, text = page.stored_run("gmm.table3")
     assert full is None and text == "No stored run of the full protocol is in this checkout."

@@ -4,6 +4,8 @@
   best and worst RBoW cell of the run: if the baseline is as accurate as the part models, the stand-in data
   cannot show what parts, their initialisation or the learner add;
 * :func:`baseline_reading` -- one sentence saying which it is;
+* :func:`stand_in_reading`, :func:`parts_table` -- whether this stand-in can separate the learners at all: the
+  baseline beside the trained cells and the distinct parts per image of the final maps (issue 31);
 * :func:`performance_rows` -- the scene learner's cost per run and passes per convex step;
 * :func:`first_step_rows`, :func:`first_step_reading` -- the random maps' first step under the exact rule and
   under SVM-struct's tolerance rule (column ``random-tol``), with ``d_1``;
@@ -16,8 +18,7 @@
 * :func:`timing_table`, :func:`first_steps_table`, :func:`timing_reading` -- section 5.4's time split and the shared
   first convex steps;
 * :func:`part_maps`, :func:`maps_reading` -- the part maps before and after training, and their coherence;
-* :func:`stored_run`, :func:`show_stored_run`, :func:`verdicts_side_by_side` -- the stored run of the paper's full
-  protocol, when the package holds a current one (a one-line message saying why not otherwise).
+* the stored run of the paper's full protocol: :mod:`lvmrepro.book.gmm.scenes_stored`.
 
 Tables are ``{"rows", "caption"}`` dicts for :func:`lvmrepro.book.report.show_table`; readings are Markdown.
 """
@@ -26,7 +27,6 @@ from __future__ import annotations
 import numpy as np
 
 from lvmrepro import stats
-from lvmrepro.book import report
 from lvmrepro.book.phrases import claim_clause, paired_summary
 from lvmrepro.experiments import claim_by_id
 
@@ -35,6 +35,9 @@ METHODS = ("CCP", "G-MM random", "G-MM biased")
 
 #: the RBoW cells count as saturated when the baseline is within this many points of the best cell
 SATURATION_MARGIN = 2.0
+#: final maps with at most this many distinct parts per image (mean) make RBoW about one linear template per class
+#: (issue 31's acceptance test for a stand-in: trained maps with more than this many parts per image)
+FEW_PARTS = 2.0
 
 
 def _trained_cells(res: dict) -> list[dict]:
@@ -149,6 +152,76 @@ def lowest_p_rows(res: dict) -> list[dict]:
                      "lowest p the ties allow": 0.5 ** informative if informative else 1.0,
                      "observed p": c.get("p"), "verdict": stats.verdict_of(c)})
     return rows
+
+
+# --------------------------------------------------------------------------- can the stand-in separate the learners?
+def _parts_cells(res: dict) -> list[dict]:
+    """Table 3 rows of the graph-cut columns whose runs trained and that record their maps' parts per image."""
+    graph = set(_graph_cut_columns(res))
+    return [r for r in _trained_cells(res) if r["init"] in graph and r.get("parts_final") is not None]
+
+
+def parts_table(res: dict) -> dict:
+    """Per learner and column: distinct parts per image and Potts energy of the maps, initial and final."""
+    rows = []
+    for r in res["rows"]:
+        if r.get("parts_final") is None:
+            continue
+        rows.append({"learner": r["method"], "initialisation": init_label(r["init"]),
+                     "parts per image (initial → final)": f"{r['parts_init']:.2f} → {r['parts_final']:.2f}",
+                     "Potts energy (initial → final)": f"{r['energy_init']:.1f} → {r['energy_final']:.1f}",
+                     "regions changed %": f"{r['regions_changed']:.0f}", "training accuracy %": f"{r['train_accuracy']:.1f}",
+                     "test accuracy %": f"{r['accuracy']:.1f}"})
+    top = (res["artifacts"].get("initial_maps") or {}).get("coherence", {})
+    energy = next(iter(top.values()), {}).get("max_energy")
+    return {"rows": rows, "caption": "The part maps of every cell: mean distinct parts per image and mean Potts energy"
+                                     + (f" (of at most {energy})" if energy else "") + ", initial and final"}
+
+
+def stand_in_reading(res: dict) -> str:
+    """Whether this stand-in can show what the learners do differently, from the run: the linear baseline beside
+    the trained cells (:data:`SATURATION_MARGIN`) and the distinct parts per image of the final maps from the
+    graph-cut columns (:data:`FEW_PARTS`).  Either failing makes every comparison of learners uninformative."""
+    base = res["artifacts"].get("linear_baseline") or {}
+    cells, parts = _trained_cells(res), _parts_cells(res)
+    if "test_accuracy" not in base or not cells:
+        return "No linear baseline or no trained cell in this run: the stand-in's saturation is not measured."
+    accs = [r["accuracy"] for r in cells]
+    gen = (res["artifacts"].get("initial_maps") or {}).get("generative_test_accuracy")
+    gap = max(accs) - base["test_accuracy"]
+    saturated = gap < SATURATION_MARGIN
+    text = (f"**Can this stand-in separate the learners?** A linear SVM on the bag average reaches "
+            f"{base['test_accuracy']:.1f} % test accuracy (nearest class mean {base['nearest_mean_accuracy']:.1f} %"
+            + (f"; the untrained generative part model {gen:.1f} %" if gen is not None else "")
+            + f"); the trained RBoW cells reach {min(accs):.1f} to {max(accs):.1f} %. ")
+    text += (f"The best cell is within {SATURATION_MARGIN:g} points of the baseline: the parts add nothing a linear "
+             "classifier on the bag average lacks. " if saturated else
+             f"The best cell is {gap:.1f} points above the baseline: the parts carry information the bag average "
+             "does not. ")
+    collapsed = few = False
+    if parts:
+        lo, hi = min(r["parts_final"] for r in parts), max(r["parts_final"] for r in parts)
+        first = [r["parts_init"] for r in parts]
+        k = sum(r["parts_final"] <= FEW_PARTS for r in parts)
+        collapsed, few = k == len(parts), k > 0
+        text += (f"From the graph-cut maps ({min(first):.2f} to {max(first):.2f} distinct parts per image initially), "
+                 f"the final maps of the three learners use {lo:.2f} to {hi:.2f} distinct parts per image; {k} of the "
+                 f"{len(parts)} trained cells end at {FEW_PARTS:g} or fewer")
+        text += (": each image is scored by about one part, so the model is about one linear template per class, "
+                 "whichever learner trained it. " if collapsed else
+                 ", where the model is about one linear template per class; the others keep more parts. " if few else
+                 ": the maps keep spatial structure. ")
+    else:
+        text += "This run does not record the final maps' parts per image. "
+    if saturated or collapsed:
+        text += ("**So this stand-in cannot separate the learners**: what a learner does to the part maps cannot "
+                 "change the accuracy much, and the comparative verdicts above say nothing about the paper's claims.")
+    elif few:
+        text += ("The stand-in passes the baseline test but not the maps test in every cell: the comparisons rest "
+                 "partly on cells whose maps have collapsed to about one part.")
+    else:
+        text += "Neither test rules the stand-in out: the comparisons of learners can show the paper's effect."
+    return text
 
 
 # --------------------------------------------------------------------------- the run and the book's reduction
@@ -366,75 +439,6 @@ def maps_reading(res: dict) -> str:
                  f"({rows[(m, c)]['regions_changed']:.0f} %)" for c in cols]
         lines.append(f"* {m}: " + "; ".join(cells))
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- the stored run of the full protocol
-def stored_run(name: str = "gmm.table3") -> tuple[dict | None, str]:
-    """``(result, Markdown)``: the stored run of the paper's full protocol and what it is (commit, date, cost,
-    whether its code and data are this checkout's), or ``None`` and one line saying why none is shown (none
-    stored: FileNotFoundError; stale or tampered: ValueError, its message quoted)."""
-    from lvmrepro.book import stored
-    from lvmrepro.experiments.gmm.scenes import run_source_tag
-    try:
-        full = stored.load(name, "paper")
-    except FileNotFoundError:
-        return None, "No stored run of the full protocol is in this checkout."
-    except ValueError as exc:
-        return None, f"The stored run of the full protocol is not shown: {exc}"
-    runs = full["artifacts"]["runs"]
-    cpu_h = sum(r["train_cpu_s"] for r in runs) / 3600
-    first_min = sum(f["seconds"] for f in full["artifacts"]["first_steps"]) / 60
-    same_code = full["artifacts"].get("run_code") == run_source_tag()
-    changed = stored.differences(full)
-    text = (f"**Stored run**: commit `{full['git_commit'][:10]}`, result assembled {full['created'][:10]}; "
-            f"{full['artifacts']['n_train']} training / {full['artifacts']['n_test']} test images, "
-            f"{full['params']['n_parts']} parts, {len(runs)} runs. The runs took {cpu_h:.1f} CPU hours (CPU time of "
-            f"each run's training), after {first_min:.0f} minutes of shared first convex steps. The code of its runs is "
-            + ("the same as this checkout's" if same_code else "**not** the same as this checkout's (the run cache's "
-               "code key differs): rerun it to see this checkout's numbers")
-            + (". " + "; ".join(changed) + "." if changed else "; its data files are the ones registered here."))
-    return full, text
-
-
-def verdicts_side_by_side(res: dict, full: dict, reduced: bool = False) -> dict:
-    """Each claim's verdict in the build's run and in the stored run of the full protocol."""
-    ours = {c["id"]: c for c in res["claims"]}
-    label = f"this build ({res['scale']}{', reduced' if reduced else ''})"
-    rows = [{"claim": c["id"], label: stats.verdict_of(ours[c["id"]]) if c["id"] in ours else "–",
-             "full protocol (stored run)": stats.verdict_of(c)} for c in full["claims"]]
-    return {"rows": rows, "caption": "Verdicts of the build's run and of the stored run of the full protocol"}
-
-
-def verdicts_agree(res: dict, full: dict) -> str:
-    """Whether the build's run and the stored run reach the same verdict on every claim, in words."""
-    ours = {c["id"]: stats.verdict_of(c) for c in res["claims"]}
-    if all(ours.get(c["id"]) == stats.verdict_of(c) for c in full["claims"]):
-        return "The two runs reach the same verdict on every claim."
-    return ("**The verdicts differ between the two runs** on the claims where the columns disagree: the reduction "
-            "(fewer training images and parts, or another scale) changes the evidence.")
-
-
-def show_stored_run(full: dict | None, res: dict, reduced: bool = False) -> None:
-    """Everything the page shows of a stored run (nothing when ``full`` is None): Table 3, its claims and
-    reading, Table 4's scene rows, the time split, the maps' coherence, the verdicts beside the build's, the maps."""
-    if full is None:
-        return
-    import matplotlib.pyplot as plt
-    from IPython.display import Markdown, display
-    from lvmrepro.experiments.gmm.scenes import table4_from
-    t = table3(full)
-    report.show_table(t["rows"], caption=t["caption"] + " — the paper's full protocol (stored run)")
-    report.show_claims(full)
-    display(Markdown(table3_reading(full)))
-    t4 = table4_from(full)
-    report.show_table(**table4(t4, full))
-    report.show_claims({**t4, "target": "gmm.table4_scene (from the stored run)"})
-    display(Markdown(timing_reading(full)))
-    display(Markdown(maps_reading(full)))
-    report.show_table(**verdicts_side_by_side(res, full, reduced))
-    display(Markdown(verdicts_agree(res, full)))
-    part_maps(full)
-    plt.show()
 
 
 # --------------------------------------------------------------------------- captioned tables of the rows above

@@ -29,8 +29,8 @@ def _tolerance_rows(res, tol_runs):
     am, asd = _ms(acc)
     om, osd = _ms(obj)
     paper = next(r for r in PAPER_TABLE3["rows"] if r["method"] == "CCP" and r["init"] == "random")
-    keys = ("train_accuracy", "iterations", "energy_final", "energy_init", "regions_changed", "select_s", "minimize_s",
-            "train_cpu_s")
+    keys = ("train_accuracy", "iterations", "energy_final", "energy_init", "parts_final", "parts_init", "regions_changed",
+            "select_s", "minimize_s", "train_cpu_s")
     return [{"method": "CCP", "init": TOLERANCE_COLUMN, "accuracy": am, "accuracy_std": asd, "objective": om,
              "objective_std": osd, **{k: _ms([r[k] for r in tol_runs])[0] for k in keys},
              "converged": int(sum(r["converged"] for r in tol_runs)), "runs": len(tol_runs),
@@ -76,6 +76,7 @@ def _table3_result(ctx, p, runs, tasks, init_info, firsts, inits):
                 "converged": int(sum(r["converged"] for r in cell)), "runs": len(cell),
                 "energy_final": _ms([r["energy_final"] for r in cell])[0],
                 "energy_init": _ms([r["energy_init"] for r in cell])[0],
+                "parts_final": _ms([r["parts_final"] for r in cell])[0], "parts_init": _ms([r["parts_init"] for r in cell])[0],
                 "regions_changed": _ms([r["regions_changed"] for r in cell])[0],
                 "select_s": _ms([r["select_s"] for r in cell])[0], "minimize_s": _ms([r["minimize_s"] for r in cell])[0],
                 "train_cpu_s": _ms([r["train_cpu_s"] for r in cell])[0],

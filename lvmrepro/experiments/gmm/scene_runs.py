@@ -33,7 +33,7 @@ _RUN_PARAMS = ("features", "first_tol_factor", "step_tol_factor", "classes", "pe
 def _run_code() -> tuple:
     """:data:`_RUN_SOURCES` and the functions of this module that compute a run."""
     return _RUN_SOURCES + (scene_data, training_data, raw_lambda, _run, _first, _train, _inner, _first_tol,
-                           _first_arrays, _first_from_arrays)
+                           _first_arrays, _first_from_arrays, _distinct_parts)
 
 
 def _cache():
@@ -235,10 +235,17 @@ def _train(p, task, H0, first=None):
             "solve_log": [{k: s.get(k) for k in ("solver", "passes", "gap", "converged", "shared", "certificate")
                            if s.get(k) is not None} for s in fam.solves],
             "energy_init": float(potts_energy(H0).mean()), "energy_final": float(potts_energy(H_final).mean()),
+            # distinct parts per image: one part in every region reduces RBoW to one linear template per class
+            "parts_init": _distinct_parts(H0), "parts_final": _distinct_parts(H_final),
             "regions_changed": 100 * float(np.mean(H_final != H0)),
             "F_trace": [float(f) for f in trace.F], "d_trace": [float(d) for d in trace.d],
             "examples": {"index": ex.tolist(), "H_init": H0[ex].tolist(), "H_final": H_final[ex].tolist()},
             "info_last": {k: v for k, v in (trace.info[-1] if trace.info else {}).items() if np.isscalar(v)}}
+
+
+def _distinct_parts(H) -> float:
+    """Mean number of distinct parts per image of part maps ``H`` (n, 10, 10)."""
+    return float(np.mean([len(np.unique(h)) for h in np.asarray(H)]))
 
 
 # --------------------------------------------------------------------------- which runs there are
