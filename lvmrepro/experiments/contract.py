@@ -13,32 +13,40 @@ import math
 
 from lvmrepro.experiments.registry import _TARGETS, check_scale
 
-SCHEMA_VERSION = 4   # 3: every claim states its verdict word (lvmrepro.stats.VERDICTS); 4: sealed (body_sha256)
+SCHEMA_VERSION = 5   # 3: every claim states its verdict word (lvmrepro.stats.VERDICTS); 4: sealed (body_sha256);
+                     # 5: every decided claim carries its power fields (lvmrepro.stats.POWER_FIELDS) and a result
+                     # may hold positive controls
 #: the field that holds the sha256 of the rest of the result
 BODY_HASH = "body_sha256"
+#: the first schema whose decided claims must carry their power fields
+POWER_SCHEMA = 5
 # Claims written before the verdict helper (id, statement, holds, evidence only, no decision rule).  Every
 # chapter now decides its claims through lvmrepro.stats or claim(..., test=, n=): such a claim is refused.
 ALLOW_LEGACY_CLAIMS = False
 
 
 def claim(id: str, statement: str, holds, evidence: str, *, test: str | None = None, n: int | None = None,
-          reason: str | None = None) -> dict:
-    """A decided claim that is not a paired comparison (e.g. "every cell agrees with the paper within its
-    rounding").  ``test`` names the decision rule and ``n`` the samples behind it; with fewer than
-    :data:`lvmrepro.stats.MIN_PAIRS` samples the verdict is ``None``.  Without ``test``/``n`` this is a
-    legacy claim (see :data:`ALLOW_LEGACY_CLAIMS`).  Comparative claims use :mod:`lvmrepro.stats`."""
-    from lvmrepro.stats import MIN_PAIRS, with_verdict
+          reason: str | None = None, power: dict | None = None) -> dict:
+    """A decided claim that is not a paired comparison and has no rule in :mod:`lvmrepro.stats` (prefer those:
+    ``stats.every_unit_claim``, ``count_claim``, ``interval_claim``, ``equivalence_claim``).  ``test`` names the
+    decision rule and ``n`` the samples behind it; with fewer than :data:`lvmrepro.stats.MIN_PAIRS` samples the
+    claim is undecided ("undecidable" at the paper's scale).  ``power``: its power fields
+    (``stats.power_fields``), by default "no sampling model".  Without ``test``/``n`` this is a legacy claim
+    (see :data:`ALLOW_LEGACY_CLAIMS`)."""
+    from lvmrepro.stats import INCONCLUSIVE, MIN_PAIRS, UNDECIDABLE, _set, no_power_model, with_verdict
     if holds is not None:
         holds = bool(holds)
     if test is None:
         return with_verdict({"id": id, "statement": statement, "holds": holds, "evidence": evidence, "test": "legacy",
                              "n": None, "reason": None if holds is not None else (reason or "undecided")})
+    base = {"id": id, "statement": statement, "evidence": evidence, "test": test, "n": n,
+            **(power if power is not None else no_power_model(f"the rule '{test}' has no sampling model"))}
     if n is None or n < MIN_PAIRS:
-        if holds is not None:
-            reason = f"fewer than {MIN_PAIRS} samples ({n})"
-        holds = None
-    return with_verdict({"id": id, "statement": statement, "holds": holds, "evidence": evidence, "test": test,
-                         "n": n, "reason": reason if holds is None else None})
+        why = f"fewer than {MIN_PAIRS} samples ({n})"
+        return _set(base, UNDECIDABLE, why, why)
+    if holds is None:
+        return _set(base, INCONCLUSIVE, reason or "undecided")
+    return with_verdict({**base, "holds": holds, "reason": None})
 
 
 def claim_by_id(result: dict, id: str) -> dict:
@@ -110,9 +118,62 @@ COMPARATIVE_KEYS = {"p", "ci", "unit", "threshold"}
 CHECK_KEYS = {"id", "statement", "passed", "evidence"}
 
 
+def _validate_claim(c, schema: int, what: str = "claim") -> None:
+    from lvmrepro.stats import HOLDS_OF, MIN_PAIRS, NOT_TESTABLE, POWER_FIELDS, UNDECIDABLE, VERDICTS
+    if not isinstance(c, dict):
+        raise ValueError(f"{what} {c!r} must be an object")
+    missing = CLAIM_KEYS - set(c)
+    if missing:
+        raise ValueError(f"{what} {c.get('id')!r} is missing {sorted(missing)}")
+    if c["holds"] not in (True, False, None):
+        raise ValueError(f"{what} {c['id']!r}: holds must be true, false or null")
+    for key in ("n", "wins", "losses", "ties", "dropped", "successes"):
+        if key in c and not _count_or_none(c[key]):
+            raise ValueError(f"{what} {c['id']!r}: {key} must be a count (an integer >= 0) or null; got {c[key]!r}")
+    p = c.get("p")
+    if p is not None and not (isinstance(p, (int, float)) and not isinstance(p, bool) and 0.0 <= p <= 1.0):
+        raise ValueError(f"{what} {c['id']!r}: p must be a probability in [0, 1] or null; got {p!r}")
+    if "verdict" in c or schema >= 3:
+        if c.get("verdict") not in VERDICTS:
+            raise ValueError(f"{what} {c['id']!r}: verdict must be one of {VERDICTS}; got {c.get('verdict')!r}")
+        if HOLDS_OF[c["verdict"]] is not c["holds"]:
+            raise ValueError(f"{what} {c['id']!r}: verdict {c['verdict']!r} disagrees with holds={c['holds']!r}")
+    if c["test"] == "legacy":
+        if not ALLOW_LEGACY_CLAIMS:
+            raise ValueError(f"{what} {c['id']!r} was not decided by a stated test (legacy claim)")
+        return
+    if c["holds"] is not None and (c["n"] is None or c["n"] < MIN_PAIRS):
+        raise ValueError(f"{what} {c['id']!r} is decided ({'holds' if c['holds'] else 'does not hold'}) "
+                         f"on {c['n']} samples (< {MIN_PAIRS})")
+    if c["holds"] is None and not c.get("reason"):
+        raise ValueError(f"{what} {c['id']!r} is undecided without a reason")
+    if "paired" in c["test"]:
+        missing = COMPARATIVE_KEYS - set(c)
+        if missing:
+            raise ValueError(f"comparative {what} {c['id']!r} is missing {sorted(missing)}")
+        if c["threshold"] is None:
+            raise ValueError(f"comparative {what} {c['id']!r} has no practical threshold")
+    if schema >= POWER_SCHEMA and c.get("verdict") != NOT_TESTABLE:
+        missing = set(POWER_FIELDS) - set(c)
+        if missing:
+            raise ValueError(f"{what} {c['id']!r} is missing its power fields {sorted(missing)} (what its design could "
+                             "detect; lvmrepro.stats)")
+        if not isinstance(c["power_model"], str) or not c["power_model"].strip():
+            raise ValueError(f"{what} {c['id']!r} does not name its power model")
+        if c["verdict"] == UNDECIDABLE and not c.get("undecidable_because"):
+            raise ValueError(f"{what} {c['id']!r} is undecidable without saying why (undecidable_because)")
+        for f in ("detectable_effect", "power_at_paper_effect", "min_p"):
+            v = c[f]
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or v != v):
+                raise ValueError(f"{what} {c['id']!r}: {f} must be a number or null; got {v!r}")
+        if c["n_to_decide"] is not None and (isinstance(c["n_to_decide"], bool) or not isinstance(c["n_to_decide"], int)
+                                             or c["n_to_decide"] < 1):
+            raise ValueError(f"{what} {c['id']!r}: n_to_decide must be a positive integer or null")
+
+
 def validate_result(result: dict) -> None:
     """Check a result dict against the contract; raise ValueError naming the first problem."""
-    from lvmrepro.stats import HOLDS_OF, MIN_PAIRS, VERDICTS
+    from lvmrepro.stats import HOLDS_OF
     if not isinstance(result, dict):
         raise ValueError(f"a result must be a JSON object; got {type(result).__name__}")
     for key, typ in REQUIRED_KEYS.items():
@@ -140,40 +201,26 @@ def validate_result(result: dict) -> None:
     for d in result["data"]:
         if not isinstance(d, dict) or set(d) != {"name", "sha256"}:
             raise ValueError(f"data entry {d} must have exactly 'name' and 'sha256'")
+    schema = schema or 0
+    ids = set()
     for c in result["claims"]:
-        if not isinstance(c, dict):
-            raise ValueError(f"claim {c!r} must be an object")
-        missing = CLAIM_KEYS - set(c)
-        if missing:
-            raise ValueError(f"claim {c.get('id')!r} is missing {sorted(missing)}")
-        if c["holds"] not in (True, False, None):
-            raise ValueError(f"claim {c['id']!r}: holds must be true, false or null")
-        for key in ("n", "wins", "losses", "ties", "dropped", "successes"):
-            if key in c and not _count_or_none(c[key]):
-                raise ValueError(f"claim {c['id']!r}: {key} must be a count (an integer >= 0) or null; got {c[key]!r}")
-        p = c.get("p")
-        if p is not None and not (isinstance(p, (int, float)) and not isinstance(p, bool) and 0.0 <= p <= 1.0):
-            raise ValueError(f"claim {c['id']!r}: p must be a probability in [0, 1] or null; got {p!r}")
-        if "verdict" in c or result.get("schema", 0) >= 3:
-            if c.get("verdict") not in VERDICTS:
-                raise ValueError(f"claim {c['id']!r}: verdict must be one of {VERDICTS}; got {c.get('verdict')!r}")
-            if HOLDS_OF[c["verdict"]] is not c["holds"]:
-                raise ValueError(f"claim {c['id']!r}: verdict {c['verdict']!r} disagrees with holds={c['holds']!r}")
-        if c["test"] == "legacy":
-            if not ALLOW_LEGACY_CLAIMS:
-                raise ValueError(f"claim {c['id']!r} was not decided by a stated test (legacy claim)")
-            continue
-        if c["holds"] is not None and (c["n"] is None or c["n"] < MIN_PAIRS):
-            raise ValueError(f"claim {c['id']!r} is decided ({'holds' if c['holds'] else 'does not hold'}) "
-                             f"on {c['n']} samples (< {MIN_PAIRS})")
-        if c["holds"] is None and not c.get("reason"):
-            raise ValueError(f"claim {c['id']!r} is undecided without a reason")
-        if "paired" in c["test"]:
-            missing = COMPARATIVE_KEYS - set(c)
-            if missing:
-                raise ValueError(f"comparative claim {c['id']!r} is missing {sorted(missing)}")
-            if c["threshold"] is None:
-                raise ValueError(f"comparative claim {c['id']!r} has no practical threshold")
+        _validate_claim(c, schema)
+        ids.add(c["id"])
+    controls = result.get("controls", [])
+    if not isinstance(controls, list):
+        raise ValueError("result field 'controls' must be a list of positive controls")
+    for c in controls:
+        _validate_claim(c, schema, "positive control")
+        if c.get("kind") != "positive control" or not isinstance(c.get("variant"), str) or not c["variant"]:
+            raise ValueError(f"positive control {c['id']!r} must have kind 'positive control' and a variant")
+        named = c.get("controls")
+        if not isinstance(named, list) or not named or not all(isinstance(x, str) and x for x in named):
+            raise ValueError(f"positive control {c['id']!r} must name the claims it controls")
+        unknown = [x for x in named if ":" not in x and x not in ids]
+        if unknown:
+            raise ValueError(f"positive control {c['id']!r} controls claims this result does not have: {unknown}")
+        if c.get("could_show") is not HOLDS_OF[c["verdict"]]:
+            raise ValueError(f"positive control {c['id']!r}: could_show disagrees with its verdict {c['verdict']!r}")
     for c in result.get("checks", []):
         if not isinstance(c, dict) or not CHECK_KEYS <= set(c) or not isinstance(c["passed"], bool):
             raise ValueError(f"check {c!r:.200} must have id, statement, passed (true/false), evidence")

@@ -1,0 +1,197 @@
+"""The book's decision rule (lvmrepro.stats): every verdict can be reached, the rule is symmetric, ties satisfy
+"better than or the same as", every decided claim says what its design could detect, and the result contract
+refuses a claim without its power fields."""
+import numpy as np
+import pytest
+
+from lvmrepro.stats import power as pw
+from lvmrepro import stats
+from lvmrepro.experiments import validate_result
+from lvmrepro.experiments.contract import SCHEMA_VERSION
+
+
+def _claim(a, b, **kw):
+    kw = {"better": "lower", "unit": "trial", "threshold": 0.1, **kw}
+    return stats.paired_claim("c", "s", a, b, **kw)
+
+
+base = 2.0 + np.random.default_rng(0).random(20)
+
+
+def test_every_verdict_can_be_reached():
+    assert _claim(base - 1, base)["verdict"] == stats.HOLDS
+    assert _claim(base + 1, base)["verdict"] == stats.FAILS
+    # the effect exists but the interval lies wholly below the paper's: fails at the paper's effect
+    at_paper = _claim(base - 0.5, base, paper_effect=2.0)
+    assert at_paper["verdict"] == stats.FAILS_AT_PAPER_EFFECT and at_paper["holds"] is False
+    # four sequences: a sign test cannot reach p < 0.05 even if all four agree
+    four = _claim(base[:4] - 1, base[:4])
+    assert four["verdict"] == stats.UNDECIDABLE and four["min_p"] == 1 / 16
+    assert "cannot reach" in four["undecidable_because"] or "fewer than" in four["undecidable_because"]
+    # the design could decide (20 pairs) but the data straddle the threshold: inconclusive
+    noisy = _claim(base - 0.1 + np.random.default_rng(1).normal(0, 0.4, 20), base)
+    assert noisy["verdict"] == stats.INCONCLUSIVE and noisy["undecidable_because"] is None
+    assert noisy["detectable_effect"] is not None
+    assert stats.untestable("u", "s", "no data")["verdict"] == stats.NOT_TESTABLE
+    # low power for the paper's small effect at nine units: undecidable, with the n that would decide
+    rng = np.random.default_rng(2)
+    low = _claim(base[:9] - 0.01, base[:9] + rng.normal(0, 0.05, 9), threshold=0.0, paper_effect=0.02)
+    assert low["verdict"] == stats.UNDECIDABLE and low["power_at_paper_effect"] < 0.5
+    assert low["n_to_decide"] > 9 and "power for the paper's effect" in low["undecidable_because"]
+
+
+def test_holds_needs_the_interval_to_clear_the_threshold():
+    # the MITRE case of issue 30: mean 0.00128 above the threshold 0.001, interval 0.0005 to 0.002 across it
+    d = np.random.default_rng(3).normal(0.00128, 0.0038, 100)
+    c = stats.paired_claim("c", "s", -d, np.zeros(100), better="lower", unit="pair", threshold=0.001)
+    assert c["effect"] > 0.001 and c["ci"][0] < 0.001 < c["ci"][1]
+    assert c["verdict"] == stats.INCONCLUSIVE
+
+
+def test_fails_is_symmetric_to_holds():
+    # a significant but negligible reverse effect no longer fails: its interval does not lie below the boundary
+    small_rev = _claim(base + 0.01 + np.random.default_rng(4).normal(0, 0.2, 20), base, threshold=0.0)
+    assert small_rev["verdict"] in (stats.INCONCLUSIVE,)
+    # no practical effect at all (every pair tied, threshold 0.1): the interval lies below the threshold, fails
+    assert _claim(base, base)["verdict"] == stats.FAILS
+    # mirror images decide mirror verdicts
+    up, down = _claim(base - 1, base), _claim(base + 1, base)
+    assert (up["p"], up["p_reverse"]) == (down["p_reverse"], down["p"])
+
+
+def test_ties_satisfy_or_the_same():
+    # G-MM Table 1, Norm-25 / k-means++: the same value in every trial for both methods
+    same = np.full(50, 15.011)
+    assert _claim(same, same, threshold=0.15, or_same=True)["verdict"] == stats.HOLDS
+    assert _claim(same, same, threshold=0.0, or_same=True)["verdict"] == stats.HOLDS
+    assert _claim(same, same, threshold=0.15)["verdict"] == stats.FAILS             # "better" it is not
+    assert _claim(same + 1, same, threshold=0.15, or_same=True)["verdict"] == stats.FAILS
+    with pytest.raises(ValueError, match="sign test"):
+        _claim(same, same, threshold=0.0, or_same=True, test="wilcoxon")
+
+
+def test_sign_test_does_not_overflow_at_many_pairs():
+    # issue 32 item 5: 2.0 ** m overflowed at 1,024 non-zero pairs
+    for n in (1023, 1024, 1100, 3000):
+        c = stats.paired_claim("c", "s", np.zeros(n), np.ones(n), better="lower", unit="u", threshold=0.0)
+        assert c["verdict"] == stats.HOLDS and c["p"] == 0.0 or c["p"] < 1e-300
+        half = np.r_[np.zeros(n // 2), np.full(n - n // 2, 2.0)]
+        c = stats.paired_claim("c", "s", half, np.ones(n), better="lower", unit="u", threshold=0.0)
+        assert 0.4 < c["p"] <= 1.0 and 0.4 < c["p_reverse"] <= 1.0
+
+
+def test_power_model_matches_an_exact_computation():
+    # sign test, no spread: with five units every positive difference above the boundary is detected
+    th = pw.paired_thresholds(5, 0.0, 0.1, "sign", 0.05)
+    assert pw.paired_detectable(th) == pytest.approx(0.1)
+    assert pw.paired_thresholds(4, 1.0, 0.0, "sign", 0.05) is None     # 1/16 >= 0.05: nothing detectable
+    # with spread: the simulated power of the sign-test condition alone equals the exact binomial power
+    from scipy.stats import binom, norm
+    n, sd, delta = 30, 1.0, 0.5
+    crit = pw.sign_critical(n, 0.05)
+    z = pw._normals(n)
+    kth = -np.partition(-z, crit - 1, axis=1)[:, crit - 1]
+    simulated = float(np.mean(-sd * kth < delta))
+    exact = float(binom.sf(crit - 1, n, norm.cdf(delta / sd)))
+    assert abs(simulated - exact) < 0.03
+    # the detectable effect falls with n, and the units that would decide exceed the current n when power is low
+    d10 = pw.paired_detectable(pw.paired_thresholds(10, 1.0, 0.0, "sign", 0.05))
+    d100 = pw.paired_detectable(pw.paired_thresholds(100, 1.0, 0.0, "sign", 0.05))
+    assert d100 < d10
+    need = pw.units_to_decide(lambda k: pw.paired_power_approx(k, 1.0, 0.0, 0.3, "sign", 0.05), 10)
+    assert 60 < need < 200
+    assert pw.paired_power_approx(need, 1.0, 0.0, 0.3, "sign", 0.05) >= pw.POWER
+    # Wilcoxon critical values: exact below 50 (n = 10: T+ >= 45 has p = 0.0420; 44 has 0.0527)
+    assert pw.wilcoxon_critical(10, 0.05) == 45.0 and pw.wilcoxon_critical(4, 0.05) is None
+
+
+def test_count_claim_can_be_undecidable_and_says_so():
+    c = stats.count_claim("c", "s", 20, 20, unit="trial", min_fraction=0.9, evidence="e")
+    assert c["verdict"] == stats.UNDECIDABLE and c["min_p"] == pytest.approx(0.9 ** 20)
+    c = stats.count_claim("c", "s", 18, 20, unit="run", min_fraction=0.05, evidence="e", paper_fraction=0.18)
+    assert c["verdict"] == stats.HOLDS and 0 < c["power_at_paper_effect"] <= 1
+    c = stats.count_claim("c", "s", 1, 20, unit="run", min_fraction=0.05, evidence="e", paper_fraction=0.08)
+    assert c["verdict"] == stats.UNDECIDABLE and c["n_to_decide"] > 20
+
+
+def test_all_cells_aggregates_verdicts_and_power():
+    cells = {"a": _claim(base - 1, base), "b": _claim(base[:4] - 1, base[:4])}
+    agg = stats.all_cells_claim("x", "s", cells, unit="trial")
+    assert agg["verdict"] == stats.UNDECIDABLE and "1 of 2 cells" in agg["undecidable_because"]
+    cells["c"] = _claim(base + 1, base)
+    assert stats.all_cells_claim("x", "s", cells, unit="trial")["verdict"] == stats.FAILS
+
+
+def test_equivalence_interval_and_every_unit_rules():
+    rng = np.random.default_rng(5)
+    x = rng.random(40)
+    same = stats.equivalence_claim("e", "s", x, x + rng.normal(0, 0.001, 40), margin=0.01, unit="C value")
+    assert same["verdict"] == stats.HOLDS
+    apart = stats.equivalence_claim("e", "s", x, x + 0.5, margin=0.01, unit="C value")
+    assert apart["verdict"] == stats.FAILS
+    few = stats.equivalence_claim("e", "s", x[:7], x[:7] + rng.normal(0, 0.05, 7), margin=0.01, unit="C value")
+    assert few["verdict"] == stats.UNDECIDABLE and few["power_at_paper_effect"] < 0.5
+    band = stats.interval_claim("b", "s", value=2.3, ci=[2.1, 2.5], lo=1.5, hi=3.5, n=10, unit="trial", what="ratio",
+                                test="bootstrap interval inside a band", evidence="e")
+    assert band["verdict"] == stats.HOLDS and band["detectable_effect"] > 0
+    assert stats.interval_claim("b", "s", value=4, ci=[3.8, 4.2], lo=1.5, hi=3.5, n=10, unit="t", what="r",
+                                test="band", evidence="e")["verdict"] == stats.FAILS
+    assert stats.every_unit_claim("u", "s", [True] * 5, unit="split", evidence="e", test="every split")["holds"] is True
+    assert stats.every_unit_claim("u", "s", [True] * 4, unit="split", evidence="e",
+                                  test="every split")["verdict"] == stats.UNDECIDABLE
+
+
+def test_undecidable_is_said_at_the_paper_scale_only():
+    four = _claim(base[:4] - 1, base[:4])
+    assert stats.at_scale(four, "paper")["verdict"] == stats.UNDECIDABLE
+    smoke = stats.at_scale(four, "smoke")
+    assert smoke["verdict"] == stats.INCONCLUSIVE and "smoke scale's sample size cannot" in smoke["reason"]
+    assert "beyond" in stats.at_scale(four, "beyond")["reason"]
+    assert stats.at_scale(_claim(base - 1, base), "smoke")["verdict"] == stats.HOLDS
+
+
+def test_power_line_says_what_the_design_could_detect():
+    line = stats.power_line(_claim(base[:4] - 1, base[:4]))
+    assert "undecidable because fewer than 5" in line and "would give power 0.8" in line
+    assert "smallest effect detected with power 0.8 at n = 20" in stats.power_line(
+        _claim(base - 0.1 + np.random.default_rng(1).normal(0, 0.4, 20), base)).lower()
+    assert stats.power_line(stats.untestable("u", "s", "r")) == ""
+
+
+def test_controls_say_whether_the_setup_could_show_the_effect():
+    ctl = stats.control(_claim(base - 1, base), controls=["c"], variant="k-means started from a bad partition")
+    assert ctl["could_show"] is True and stats.could_show_phrase(ctl).endswith(": yes")
+    with pytest.raises(ValueError, match="variant"):
+        stats.control(_claim(base - 1, base), controls=["c"], variant="")
+
+
+def _result(claims, controls=None):
+    out = {"schema": SCHEMA_VERSION, "target": "gmm.table1", "scale": "paper", "seeds": {}, "data": [],
+           "runtime_s": 1.0, "version": "0", "git_commit": "x", "rows": [], "claims": claims, "paper": None}
+    if controls is not None:
+        out["controls"] = controls
+    return out
+
+
+def test_contract_refuses_a_claim_without_power_fields_or_a_reason_to_be_undecidable():
+    good = _claim(base - 1, base)
+    validate_result(_result([good]))
+    for field in ("power_model", "detectable_effect", "n_to_decide"):
+        bad = {k: v for k, v in good.items() if k != field}
+        with pytest.raises(ValueError, match="power fields"):
+            validate_result(_result([bad]))
+    undec = _claim(base[:4] - 1, base[:4])
+    with pytest.raises(ValueError, match="without saying why"):
+        validate_result(_result([{**undec, "undecidable_because": None}]))
+    old = {**_result([{k: v for k, v in good.items() if k not in stats.POWER_FIELDS}]), "schema": 3}
+    validate_result(old)                       # a result written before the power fields is still readable
+
+
+def test_contract_checks_controls():
+    c = {**_claim(base - 1, base), "id": "gmm-mean-better"}
+    ctl = stats.control({**_claim(base - 1, base), "id": "control-x"}, controls=["gmm-mean-better"], variant="v")
+    validate_result(_result([c], [ctl]))
+    with pytest.raises(ValueError, match="does not have"):
+        validate_result(_result([c], [{**ctl, "controls": ["nope"]}]))
+    with pytest.raises(ValueError, match="could_show"):
+        validate_result(_result([c], [{**ctl, "could_show": False}]))
