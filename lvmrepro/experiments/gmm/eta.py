@@ -103,7 +103,7 @@ def fig2_claims(trials, p) -> list:
     if p["trials"] < MIN_PAIRS and spread["holds"] is not None:
         # with fewer than 5 trials per cell the deviations from a cell's median are a handful of values that
         # determine each other (with 2 trials both equal half the range): too few to say anything
-        spread = {**spread, "holds": None, "verdict": stats.INCONCLUSIVE, "reason": f"fewer than {MIN_PAIRS} trials per cell ({p['trials']})"}
+        spread = stats.undecided(spread, f"fewer than {MIN_PAIRS} trials per cell ({p['trials']})")
     claims = [
         spread,
     ]

@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from lvmrepro import stats
-from lvmrepro.experiments import claim, target
+from lvmrepro.experiments import target
 from lvmrepro.params import Float, Int, List
 
 PAIRS = ("1-7", "2-7", "3-8", "8-9")
@@ -160,39 +160,15 @@ def _run(args):
 
 # --------------------------------------------------------------------------- the claims
 def _equivalence_claim(id, statement, cells, margins, *, unit, seed=0):
-    """"The same" on each cell: holds when the 90% bootstrap interval of the mean paired difference lies
-    inside ``(-margin, +margin)`` in every cell (two one-sided tests at 5 %); does not hold when some cell
-    differs by more than its margin in either direction (a paired sign test beyond the margin); else
-    inconclusive.  ``cells``: name -> (a, b) paired arrays."""
-    per, n_total = {}, 0
-    fail, undecided = [], []
-    for name, (a, b) in cells.items():
-        a, b = np.asarray(a, float), np.asarray(b, float)
-        d = a - b
-        n_total += len(d)
-        m = margins[name]
-        lo, hi = stats.bootstrap_ci(d, level=0.90, seed=seed) if len(d) else (np.nan, np.nan)
-        lower = stats.paired_claim("_", "", a, b, better="lower", unit=unit, threshold=m)
-        higher = stats.paired_claim("_", "", a, b, better="higher", unit=unit, threshold=m)
-        if len(d) >= stats.MIN_PAIRS and (lower["holds"] or higher["holds"]):
-            fail.append(name)
-            state = "differs"
-        elif len(d) >= stats.MIN_PAIRS and -m < lo and hi < m:
-            state = "same"
-        else:
-            undecided.append(name)
-            state = "undecided"
-        per[name] = {"state": state, "n": len(d), "mean": float(d.mean()) if len(d) else None,
-                     "ci90": [lo, hi], "margin": m}
-    holds = False if fail else (None if undecided else True)
-    reason = None if holds is not None else (f"{len(undecided)} of {len(cells)} cells undecided "
-                                             f"({', '.join(undecided)})")
-    ev = "; ".join(f"{k}: {v['state']} (mean difference {v['mean']:+.4g}, 90% CI {v['ci90'][0]:+.4g} to "
-                   f"{v['ci90'][1]:+.4g}, margin {v['margin']:.4g}, n={v['n']})" for k, v in per.items())
-    out = claim(id, statement, holds, ev, test="equivalence: 90% bootstrap CI within +-margin in every cell "
-                "(TOST), or a one-sided sign test beyond the margin", n=n_total, reason=reason)
-    out.update(unit=unit, cells=per, threshold=max(margins.values()))
-    return out
+    """"The same" on each cell: :func:`lvmrepro.stats.equivalence_claim` per cell (the 90% bootstrap interval of
+    the mean paired difference inside ``(-margin, +margin)`` and two one-sided sign tests holds; a difference
+    beyond the margin fails), aggregated over the cells (every cell must hold).  ``cells``: name -> (a, b)."""
+    decided = {name: stats.equivalence_claim(f"{id}/{name}", "", a, b, margin=margins[name], unit=unit,
+                                             what="test error", names=("SPL", "CCCP"), seed=seed)
+               for name, (a, b) in cells.items()}
+    out = stats.all_cells_claim(id, statement, decided, unit=unit)
+    out["evidence"] = "; ".join(f"{k}: {c['verdict']} ({c['evidence']})" for k, c in decided.items())
+    return {**out, "threshold": max(margins.values())}
 
 
 def fig3_claims(comp, p, n_test) -> list[dict]:
