@@ -42,7 +42,7 @@ def _run_targets(args):
     if args.scheduler is not None or scheduler():     # checked and probed first: before any work
         use_scheduler(args.scheduler if args.scheduler is not None else scheduler())
     if args.target == "all":
-        names = [n for n in targets() if not n.startswith("toy.")]
+        names = [n for n, t in targets().items() if not n.startswith("toy.") and args.scale in t.scales]
     else:
         names = [get_target(args.target).name]
     overrides = {}
@@ -135,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run a table or figure (or 'all') and write DIR/TARGET.json")
     r.add_argument("target")
-    r.add_argument("--scale", default="default", help="smoke, default or paper")
+    r.add_argument("--scale", default="default",
+                   help="smoke, default, paper, or beyond (the paper's protocol with more units, where a target has it)")
     r.add_argument("--out", default=None, help="result directory (default results/SCALE)")
     r.add_argument("--jobs", type=int, default=1, help="parallel trials (-1: all cores)")
     r.add_argument("--seed", type=int, default=0, help="base seed (a non-negative integer)")

@@ -44,5 +44,6 @@ from lvmrepro.experiments.contract import (  # noqa: F401
     check_sealed, claim, claim_by_id, row_where, rows_where, seal, validate_result,
 )
 from lvmrepro.experiments.registry import (  # noqa: F401
-    SCALES, Target, book_params, check_scale, get_target, resolve_params, target, targets,
+    ALL_SCALES, BEYOND, SCALES, Target, book_params, check_scale, get_target, has_scale, resolve_params, target,
+    targets, upstream_scale,
 )

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from lvmrepro.experiments.contract import SCHEMA_VERSION, check_sealed, validate_result
-from lvmrepro.experiments.registry import Target, get_target, resolve_params
+from lvmrepro.experiments.registry import Target, get_target, resolve_params, upstream_scale
 from lvmrepro.io import cache_root, to_jsonable
 
 #: the largest result file read back (the paper-scale scene table's is under a megabyte)
@@ -40,8 +40,9 @@ def cache_key(tgt: Target, scale: str, params: dict, seed: int, _stack=(), *, bo
     upstream = {}
     for name in tgt.requires:
         up = get_target(name)
-        up_params = resolve_params(up, scale, up.book.get(scale) if book else None)
-        upstream[name] = cache_key(up, scale, up_params, seed, _stack + (tgt.name,), book=book)
+        up_scale = upstream_scale(up, scale)
+        up_params = resolve_params(up, up_scale, up.book.get(up_scale) if book else None)
+        upstream[name] = cache_key(up, up_scale, up_params, seed, _stack + (tgt.name,), book=book)
     payload = json.dumps({"target": tgt.name, "scale": scale, "params": to_jsonable(params), "seed": seed,
                           "source": source_hash(), "schema": SCHEMA_VERSION, "upstream": upstream}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()

@@ -16,7 +16,7 @@ import numpy as np
 from lvmrepro import provenance
 from lvmrepro.experiments.cache import _read_result, _stored_key, cache_key, cache_path, verify_data
 from lvmrepro.experiments.contract import SCHEMA_VERSION, seal, validate_result
-from lvmrepro.experiments.registry import _TARGETS, check_scale, get_target, resolve_params
+from lvmrepro.experiments.registry import _TARGETS, check_scale, get_target, resolve_params, upstream_scale
 from lvmrepro.io import atomic_write_json, check_output_dir, remove_stale_temporaries, to_jsonable
 
 
@@ -80,7 +80,12 @@ class Context:
         if tgt is not None and name not in tgt.requires:
             raise RuntimeError(f"target {self.target!r} reads {name!r} but does not declare it in requires=")
         t0 = time.perf_counter()
-        upstream = run(name, self.scale, out=self.out, jobs=self.jobs, seed=self.seed, progress=self.progress,
+        up_scale = upstream_scale(get_target(name), self.scale)
+        # an upstream read at another scale (a beyond run reads the paper's) goes beside this scale's folder
+        out = self.out
+        if up_scale != self.scale and self.out is not None and self.out.name == self.scale:
+            out = self.out.parent / up_scale
+        upstream = run(name, up_scale, out=out, jobs=self.jobs, seed=self.seed, progress=self.progress,
                        book=self.book, _upstream=True)
         self.upstream_s += time.perf_counter() - t0
         provenance.record_many(upstream["data"])
@@ -184,8 +189,9 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
         "notebook": tgt.notebook,
         "rows": out_obj["rows"],
         "paper": tgt.paper,
-        # claims built without a verdict word get the one their holds and test imply
-        "claims": [c if isinstance(c, dict) and "verdict" in c else _with_verdict(c) for c in out_obj.get("claims", [])],
+        # claims built without a verdict word get the one their holds and test imply; "undecidable at the paper's
+        # sample size" is said at the paper scale only; each claim names its positive control
+        **_claims_and_controls(out_obj, scale),
         "checks": out_obj.get("checks", []),
         "notes": ctx.notes + list(out_obj.get("notes", [])),
         "artifacts": out_obj.get("artifacts", {}),
@@ -206,6 +212,22 @@ def _publish(path: Path, result: dict, *, upstream: bool) -> None:
         if stored is not None and stored != result["cache_key"]:
             return
     atomic_write_json(path, result)
+
+
+def _claims_and_controls(out_obj: dict, scale: str) -> dict:
+    """The result's ``claims`` and ``controls``: verdict words set, stated at ``scale`` (:func:`stats.at_scale`),
+    and each controlled claim given ``control = {"id", "could_show"}`` from its positive control."""
+    from lvmrepro.stats import at_scale
+    claims = [at_scale(c if isinstance(c, dict) and "verdict" in c else _with_verdict(c), scale)
+              for c in out_obj.get("claims", [])]
+    controls = [at_scale(c, scale) for c in out_obj.get("controls", [])]
+    by_id = {c.get("id"): i for i, c in enumerate(claims) if isinstance(c, dict)}
+    for ctl in controls:
+        for cid in ctl.get("controls", []) if isinstance(ctl, dict) else []:
+            if cid in by_id:
+                claims[by_id[cid]] = {**claims[by_id[cid]],
+                                      "control": {"id": ctl["id"], "could_show": ctl.get("could_show")}}
+    return {"claims": claims, "controls": controls} if controls else {"claims": claims}
 
 
 def _with_verdict(claim):

@@ -11,6 +11,10 @@ from typing import Any, Callable
 from lvmrepro.params import Param, infer
 
 SCALES = ("smoke", "default", "paper")
+#: the optional scale beyond the papers' sample sizes: the paper's protocol with more units (sequences, seeds,
+#: splits, C values) where the data allow; a target that defines it decides there what the paper's n cannot
+BEYOND = "beyond"
+ALL_SCALES = SCALES + (BEYOND,)
 _TARGETS: dict[str, "Target"] = {}
 _LOADED = False
 
@@ -60,20 +64,23 @@ def target(name: str, *, title: str, scales: dict[str, dict], paper: Any = None,
     missing = [s for s in SCALES if s not in scales]
     if missing:
         raise ValueError(f"target {name!r} must define every scale; missing {missing}")
+    unknown = [s for s in scales if s not in ALL_SCALES]
+    if unknown:
+        raise ValueError(f"target {name!r} defines unknown scales {unknown}; scales are {ALL_SCALES}")
     keys = set(scales["smoke"])
-    if any(set(scales[s]) != keys for s in SCALES):
+    if any(set(scales[s]) != keys for s in scales):
         raise ValueError(f"target {name!r}: every scale must set the same parameters")
-    specs = {k: infer([scales[s][k] for s in SCALES]) for k in keys}
+    specs = {k: infer([scales[s][k] for s in scales]) for k in keys}
     for k, spec in (params or {}).items():
         if k not in keys:
             raise ValueError(f"target {name!r} declares a type for {k!r}, which no scale sets")
         specs[k] = spec
-    for s in SCALES:   # the declared types must admit the target's own values
+    for s in scales:   # the declared types must admit the target's own values
         for k, v in scales[s].items():
             specs[k].check(k, v) if not specs[k].extra.get("opaque") else None
     book = {s: dict(v) for s, v in (book or {}).items()}
     for s, overrides in book.items():
-        if s not in SCALES:
+        if s not in scales:
             raise ValueError(f"target {name!r}: book parameters for unknown scale {s!r}")
         for k, v in overrides.items():
             if k not in keys:
@@ -126,14 +133,31 @@ def book_params(name: str, scale: str) -> dict:
 
 
 def check_scale(scale: str) -> str:
-    if not isinstance(scale, str) or scale not in SCALES:
-        raise ValueError(f"unknown scale {scale!r}; valid scales are: {', '.join(SCALES)}")
+    if not isinstance(scale, str) or scale not in ALL_SCALES:
+        raise ValueError(f"unknown scale {scale!r}; valid scales are: {', '.join(ALL_SCALES)}")
     return scale
+
+
+def has_scale(tgt: Target, scale: str) -> bool:
+    """Whether target ``tgt`` defines ``scale`` (every target defines the three book scales; few define
+    :data:`BEYOND`)."""
+    return check_scale(scale) in tgt.scales
+
+
+def upstream_scale(tgt: Target, scale: str) -> str:
+    """The scale at which an upstream target ``tgt`` is read by a run at ``scale``: the same, or the paper's when
+    ``tgt`` has no beyond scale (a run beyond the paper reads its upstream at the paper's protocol)."""
+    return scale if scale in tgt.scales else "paper"
 
 
 def resolve_params(tgt: Target, scale: str, overrides: dict | None, *, from_text: bool = False) -> dict:
     """The scale's parameters with ``overrides`` applied, each checked against its type (``from_text``:
     the values are command-line words to parse)."""
+    if scale not in tgt.scales:
+        with_beyond = [n for n, t in _TARGETS.items() if BEYOND in t.scales]
+        raise ValueError(f"target {tgt.name!r} has no {scale!r} scale (its paper scale already uses every unit the "
+                         f"data offer, or more units would not decide more); targets with one: "
+                         f"{', '.join(sorted(with_beyond)) or 'none'}")
     params = dict(tgt.scales[scale])
     for key, value in (overrides or {}).items():
         if key not in params:
