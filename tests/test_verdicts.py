@@ -195,3 +195,30 @@ def test_contract_checks_controls():
         validate_result(_result([c], [{**ctl, "controls": ["nope"]}]))
     with pytest.raises(ValueError, match="could_show"):
         validate_result(_result([c], [{**ctl, "could_show": False}]))
+
+
+def test_claims_table_shows_power_beyond_and_controls():
+    from lvmrepro.book import report
+    undec = {**_claim(base[:4] - 1, base[:4]), "id": "a", "statement": "A beats B"}
+    ctl = stats.control({**_claim(base - 1, base), "id": "control-a"}, controls=["a"], variant="B made worse")
+    res = {**_result([{**undec, "control": {"id": "control-a", "could_show": True}}], [ctl]), "target": "gmm.table1"}
+    beyond = {**_result([{**_claim(base - 1, base), "id": "a"}]), "scale": "beyond", "created": "2026-12-01T00:00"}
+    out = report.claims_html(res, beyond)
+    assert ">undecidable at the paper's sample size<" in out and "would give power 0.8" in out
+    assert "beyond the paper's n" in out and out.count(">holds</strong>") == 2     # beyond verdict + control
+    assert "Positive controls" in out and "planted: B made worse" in out
+    assert "The setup could have shown the effect: yes." in out
+
+
+def test_scorecard_counts_verdicts_apart_and_what_beyond_decides(tmp_path):
+    import json
+    from lvmrepro.book import scorecard
+    undec = {**_claim(base[:4] - 1, base[:4]), "id": "a"}
+    held = {**_claim(base - 1, base), "id": "b"}
+    (tmp_path / "gmm.table1.json").write_text(json.dumps(_result([undec, held])))
+    beyond = {"gmm.table1": {**_result([{**_claim(base - 1, base), "id": "a"}]), "scale": "beyond"}}
+    counts = scorecard.claim_counts(scorecard._paper_results(tmp_path))
+    assert counts == {"gmm": {stats.HOLDS: 1, stats.UNDECIDABLE: 1}}
+    assert scorecard.beyond_decides(scorecard._paper_results(tmp_path), beyond)["decided"] == 1
+    out = scorecard.verdict_counts_html(tmp_path, beyond)
+    assert "beyond the paper" in out and "1 claims are undecidable" in out and "decide 1" in out

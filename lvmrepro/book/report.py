@@ -10,7 +10,8 @@ import re
 from decimal import Decimal
 from pathlib import Path
 from lvmrepro.stats import (CHECK_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, INCONCLUSIVE, NOT_TESTABLE,
-                            UNDECIDABLE, VERDICT_MEANING, plural, verdict_of)
+                            UNDECIDABLE, VERDICT_MEANING, could_show_phrase, plural, power_line,
+                            verdict_of)
 
 # ---------------------------------------------------------------------------------------------- verdict words
 #: Every state a page can show -- claim verdicts (:data:`lvmrepro.stats.VERDICTS`), item states, check results
@@ -269,9 +270,26 @@ def _decision(c: dict) -> str:
     if pe is not None and isinstance(thr, (int, float)) and pe > thr:
         # stats.paired_claim's rule: a claim carrying the paper's effect fails when the interval lies wholly below it
         bits.append(f"tested against the paper's effect {pe:.3g}: an interval wholly below it {FAILS_AT_PAPER_EFFECT}")
-    if c.get("holds") is None and c.get("reason"):
-        bits.append(f"{verdict_word(c)}: {c['reason']}")
-    return "; ".join(bits)
+    if c.get("holds") is None and c.get("reason") and not (c.get("undecidable_because") and c.get("power_model")):
+        bits.append(f"{verdict_word(c)}: {c['reason']}")       # (an undecidable claim's reason is in its power line)
+    text = "; ".join(bits)
+    # what the design could detect (detectable effect, power for the paper's effect, the units that would decide)
+    # and whether a positive control showed that the setup could have shown the effect
+    extra = " ".join(x for x in (power_line(c), (could_show_phrase(c).capitalize() + ".") if c.get("control") else "")
+                     if x)
+    return f"{text}. {extra}" if text and extra else (text or extra)
+
+
+def _beyond_result(result: dict) -> dict | None:
+    """The stored run of ``result``'s target at the ``beyond`` scale (the paper's protocol with more units), shown
+    beside a paper-scale result's verdicts; None when there is none or ``result`` is itself beyond."""
+    from lvmrepro.book import stored
+    if result.get("scale") == "beyond":
+        return None
+    try:
+        return stored.load(result["target"], "beyond") if stored.exists(result["target"], "beyond") else None
+    except (ValueError, KeyError):
+        return None
 
 
 _EMITTED_IDS: set[str] = set()
@@ -304,22 +322,54 @@ def claim_attributes(target: str, claim: dict, run: str = "", verdict: str | Non
             f' data-verdict="{html.escape(verdict or verdict_word(claim))}" data-run="{html.escape(str(run))}"')
 
 
-def claims_html(result: dict) -> str:
-    """The target's claims (verdicts of the paper's statements) and, apart, its checks; each table carries the
-    target's anchor (:func:`claims_anchor`, :func:`checks_anchor`) and each claim row its verdict attributes."""
+def _beyond_cell(target: str, c: dict, beyond: dict | None) -> str:
+    if beyond is None:
+        return ""
+    other = next((b for b in beyond.get("claims", []) if b.get("id") == c.get("id")), None)
+    if other is None:
+        return "<td>–</td>"
+    return (f'<td{claim_attributes(target, other, beyond.get("created", ""))}>{state_badge(verdict_word(other))}'
+            f"<br><small>n = {other.get('n')}</small></td>")
+
+
+def _claim_rows(target: str, claims, run: str, beyond: dict | None = None) -> str:
     rows = []
-    target = result["target"]
-    for c in result["claims"]:
+    for c in claims:
         how = _decision(c)
-        rows.append(f'<tr{claim_attributes(target, c, result.get("created", ""))}><td>{state_badge(verdict_word(c))}</td>'
-                    f'<td>{html.escape(c["statement"])}</td><td>{html.escape(c["evidence"])}'
+        what = html.escape(c["statement"]) + (f"<br><small>planted: {html.escape(c['variant'])}</small>"
+                                              if c.get("variant") else "")
+        rows.append(f'<tr{claim_attributes(target, c, run)}><td>{state_badge(verdict_word(c))}</td>'
+                    f'{_beyond_cell(target, c, beyond)}<td>{what}</td><td>{html.escape(c["evidence"])}'
                     f'{"<br><small>" + html.escape(how) + "</small>" if how else ""}</td></tr>')
+    return "".join(rows)
+
+
+def claims_html(result: dict, beyond: dict | None = None) -> str:
+    """The target's claims (verdicts of the paper's statements, each with what its design could detect), the
+    verdicts of the stored ``beyond`` run beside them (more units than the paper's; ``beyond``: that result, by
+    default the stored one if any), its positive controls and, apart, its checks; each table carries the target's
+    anchor (:func:`claims_anchor`, :func:`checks_anchor`) and each claim row its verdict attributes."""
+    target = result["target"]
+    beyond = _beyond_result(result) if beyond is None else beyond
+    rows = _claim_rows(target, result["claims"], result.get("created", ""), beyond)
+    col = (f"<th>beyond the paper's n (stored run, {html.escape(str(beyond.get('created', ''))[:10])})</th>"
+           if beyond is not None else "")
     out = ""
     if rows:
         out = (f'<div class="lvm-claims-block"{_once(claims_anchor(target))}>'
-               + scroll_box('<table class="lvm-claims"><thead><tr><th>verdict</th><th>claim (paper)</th>'
-                            '<th>our evidence</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>",
+               + scroll_box(f'<table class="lvm-claims"><thead><tr><th>verdict</th>{col}<th>claim (paper)</th>'
+                            '<th>our evidence</th></tr></thead><tbody>' + rows + "</tbody></table>",
                             f"claims of {target}") + "</div>")
+    controls = result.get("controls", [])
+    if controls:
+        n_show = sum(c.get("could_show") is True for c in controls)
+        out += (f'<p class="lvm-controls-head"><small>Positive controls: the same code and rule on a variant where '
+                f"the effect is planted ({n_show} of {len(controls)} could show it; not counted as "
+                "reproductions):</small></p>"
+                + scroll_box('<table class="lvm-claims lvm-controls"><thead><tr><th>verdict</th><th>control</th>'
+                             "<th>evidence</th></tr></thead><tbody>"
+                             + _claim_rows(target, controls, result.get("created", "")) + "</tbody></table>",
+                             f"positive controls of {target}"))
     checks = result.get("checks", [])
     if checks:
         n_pass = sum(c["passed"] for c in checks)
@@ -361,8 +411,8 @@ def show_anchor(*parts):
     show(anchor_html(*parts))
 
 
-def show_claims(result: dict):
-    show(claims_html(result))
+def show_claims(result: dict, beyond: dict | None = None):
+    show(claims_html(result, beyond))
 
 
 def provenance_html(result: dict) -> str:

@@ -131,6 +131,95 @@ def collect_beyond(results_dir) -> list[dict]:
     return rows
 
 
+def _paper_results(results_dir) -> dict:
+    return {n: r for n, r in _results(results_dir).items() if n.split(".", 1)[0] in PAPERS}
+
+
+def claim_counts(results: dict) -> dict:
+    """``{paper: {verdict: count}}`` over every claim of the paper targets in ``results`` (target name -> result
+    dict), verdicts in :data:`lvmrepro.stats.VERDICTS` order: the six states counted apart."""
+    from lvmrepro.stats import VERDICTS
+    counts = {}
+    for name, res in results.items():
+        per = counts.setdefault(name.split(".", 1)[0], {})
+        for c in res.get("claims", []):
+            w = verdict_of(c)
+            per[w] = per.get(w, 0) + 1
+    return {p: {v: counts[p][v] for v in VERDICTS if v in counts[p]} for p in PAPERS if p in counts}
+
+
+def beyond_results() -> dict:
+    """The stored runs at the ``beyond`` scale (the paper's protocol with more units), by target name."""
+    from lvmrepro.book import stored
+    out = {}
+    for path in sorted(stored.STORED_DIR.glob("*.beyond.json")):
+        name = path.name[: -len(".beyond.json")]
+        try:
+            out[name] = stored.load(name, "beyond")
+        except (ValueError, FileNotFoundError):
+            continue
+    return out
+
+
+def beyond_decides(results: dict, beyond: dict) -> dict:
+    """Of the claims the paper-scale ``results`` find undecidable at the paper's sample size, those a stored
+    beyond run also has: ``{"undecidable": n, "with_beyond": m, "decided": k, "claims": [(target, id, word)]}``."""
+    from lvmrepro.stats import HOLDS_OF, UNDECIDABLE
+    und = [(t, c["id"]) for t, r in results.items() for c in r.get("claims", []) if verdict_of(c) == UNDECIDABLE]
+    rows = []
+    for t, cid in und:
+        other = next((c for c in beyond.get(t, {}).get("claims", []) if c.get("id") == cid), None)
+        if other is not None:
+            rows.append((t, cid, verdict_of(other)))
+    return {"undecidable": len(und), "with_beyond": len(rows),
+            "decided": sum(HOLDS_OF[w] is not None for _, _, w in rows), "claims": rows}
+
+
+def control_counts(results: dict) -> dict:
+    """``{paper: (could show, controls)}``: positive controls, counted apart from the claims."""
+    out = {}
+    for name, res in results.items():
+        ctl = res.get("controls", [])
+        if ctl:
+            k, m = out.get(name.split(".", 1)[0], (0, 0))
+            out[name.split(".", 1)[0]] = (k + sum(c.get("could_show") is True for c in ctl), m + len(ctl))
+    return out
+
+
+def verdict_counts_html(results_dir, beyond: dict | None = None) -> str:
+    """The claims of the build counted by verdict per paper, and apart from them the verdicts of the stored runs
+    beyond the paper's sample size, how many of the paper scale's undecidable claims they decide, and the
+    positive controls."""
+    from lvmrepro.stats import VERDICTS
+    results = _paper_results(results_dir)
+    beyond = beyond_results() if beyond is None else beyond
+    tables = []
+    for label, counts in (("claims of this build", claim_counts(results)),
+                          ("claims of the stored runs beyond the paper's sample size", claim_counts(beyond))):
+        if not counts:
+            continue
+        states = [v for v in VERDICTS if any(v in c for c in counts.values())]
+        head = "".join(f"<th>{state_badge(v)}</th>" for v in states)
+        body = "".join(f"<tr><td>{html.escape(SHORT_NAMES.get(p, p))}</td>"
+                       + "".join(f'<td class="lvm-count">{c.get(v, 0)}</td>' for v in states)
+                       + f'<td class="lvm-count">{sum(c.values())}</td></tr>' for p, c in counts.items())
+        tables.append(f'<p class="lvm-caption">{html.escape(label.capitalize())}, by verdict</p>'
+                      '<div class="lvm-scroll" role="region" tabindex="0" aria-label="' + html.escape(label) + '">'
+                      f'<table class="lvm-summary-table"><thead><tr><th>paper</th>{head}<th>total</th></tr></thead>'
+                      f"<tbody>{body}</tbody></table></div>")
+    lines = []
+    dec = beyond_decides(results, beyond)
+    if dec["undecidable"]:
+        lines.append(f"{dec['undecidable']} claims are undecidable at the paper's sample size; stored runs beyond it "
+                     f"cover {dec['with_beyond']} of them and decide {dec['decided']}.")
+    ctl = control_counts(results)
+    if ctl:
+        lines.append("Positive controls (the same code and rule on a variant where the effect is planted): "
+                     + "; ".join(f"{SHORT_NAMES.get(p, p)} {k} of {m} could show the effect" for p, (k, m) in ctl.items())
+                     + ".")
+    return "".join(tables) + "".join(f"<p>{html.escape(x)}</p>" for x in lines)
+
+
 def summary(items) -> dict:
     """``{paper: {state: count}}``, papers in the book's order, states in order of first appearance."""
     counts = {paper: {} for paper in PAPERS if any(i["paper"] == paper for i in items)}
