@@ -1,11 +1,14 @@
 """Stored runs: results of a target at a scale whose run is too long for the book build.
 
 The paper's full protocol of some targets (the scene Table 3 of G-MM: 63 runs, hours of CPU) does not fit
-the book's time budget, so the build runs a documented reduction of it (the target's ``book`` parameters).
-The full run is made once with ``lvmrepro run TARGET --scale paper`` (resumable where the target caches its
-runs), and its result file is kept in the package (``lvmrepro/book/stored_runs/TARGET.SCALE.json``) with
-``lvmrepro store RESULT.json``.  The chapter shows it beside the build's own run, labelled with its commit,
-date and cost; it is never counted in the scorecard, which counts what the build ran.
+the book's time budget, so the build runs a documented reduction of it (the target's ``book`` parameters);
+and runs at the ``beyond`` scale (the paper's protocol with more units, deciding what the paper's sample size
+cannot) are made outside the build.  Such a run is made once with ``lvmrepro run TARGET --scale SCALE``
+(resumable where the target caches its runs), and its result file is kept in the package
+(``lvmrepro/book/stored_runs/TARGET.SCALE.json``) with ``lvmrepro store RESULT.json``.  The chapter shows it
+beside the build's own run, labelled with its commit and date (a beyond run's verdicts in a column of the
+claims table, :func:`lvmrepro.book.report.claims_html`); the scorecard never counts it with the build's claims
+(the beyond runs' verdicts are counted apart).
 
 A stored result is accepted only if it passes the result contract, its body matches the sha256 it records
 (a file edited after its run -- a flipped verdict, changed rows -- is refused by :func:`store` and by
