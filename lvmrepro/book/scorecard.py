@@ -20,7 +20,7 @@ from lvmrepro import PAPERS
 from lvmrepro.book.report import (STATES, checks_anchor, claim_attributes, claims_anchor, load_results,
                                   own_runtime_s, paper_number, slug as _slug, state_badge, verdict_word)
 from lvmrepro.stats import (CHECK_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, INCONCLUSIVE, NOT_TESTABLE,
-                            UNDECIDABLE)
+                            UNDECIDABLE, VERDICT_MEANING, power_line, verdict_of)
 
 # ---------------------------------------------------------------------------------------------
 # Data
@@ -38,7 +38,7 @@ def _claim_line(c: dict, result: dict | None = None, place: dict | None = None) 
             "evidence": c.get("evidence", ""), "n": c.get("n"), "p": c.get("p"), "test": c.get("test"),
             "reason": c.get("reason"), "target": (result or {}).get("target", place.get("target")),
             "run": (result or {}).get("created", ""), "notebook": place.get("notebook"),
-            "anchor": place.get("anchor")}
+            "anchor": place.get("anchor"), "power": power_line(c)}
 
 
 def _scale_label(st: dict, results: dict) -> str:
@@ -343,10 +343,12 @@ def _filter_html(counts: dict) -> str:
 def _claim_li(c: dict, prefix: str) -> str:
     reason = (f" — {html.escape(c['reason'])}" if c.get("reason") and c["state"] != HOLDS
               and c["reason"] != c["evidence"] else "")
+    # what an undecided or failing claim's design could detect (its power line)
+    power = f" {html.escape(c['power'])}" if c.get("power") and c["state"] != HOLDS else ""
     where = link(c.get("notebook"), c.get("anchor"), prefix)
     see = f' <a class="lvm-see" href="{html.escape(where)}">see it</a>' if where else ""
     return (f'<li{claim_attributes(c.get("target") or "?", c, c.get("run", ""), c["state"])}>{state_badge(c["state"])} '
-            f'{html.escape(c["statement"])}{see}<br><small>{html.escape(c["evidence"])}{reason}</small></li>')
+            f'{html.escape(c["statement"])}{see}<br><small>{html.escape(c["evidence"])}{reason}{power}</small></li>')
 
 
 def _item_block(item: dict, prefix: str, show_scale: bool) -> str:
