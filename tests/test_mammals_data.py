@@ -45,7 +45,7 @@ def test_bad_split_text_names_file_and_line(text, where, what):
 
 
 def test_bad_split_index():
-    for k in (0, 6, 1.5, "1", True):
+    for k in (0, 6, 1.5, "1", True):   # the paper's files; generated splits go through check_any_split_index
         with pytest.raises(ValueError, match="1..5"):
             m.check_split_index(k)
 
@@ -164,3 +164,17 @@ def test_cell_size_spread_matches_the_docstring():
     assert (d["n_images"], d["n_over_10pct"], d["n_over_33pct"]) == (271, 153, 102)
     assert round(d["worst_ratio"], 2) == 0.39 and round(d["median_ratio"], 2) == 0.89
     assert "153" in m.__doc__ and "102" in m.__doc__ and "0.39" in m.__doc__
+
+
+@needs_data
+def test_generated_splits_follow_the_papers_protocol():
+    """Splits beyond the paper's five: seeded, stratified 90/10 partitions of the same images."""
+    images = {e.name for e in m.all_images()}
+    tr, te = m.load_splits(6)
+    assert {e.name for e in tr} | {e.name for e in te} == images and not {e.name for e in tr} & {e.name for e in te}
+    per_class = lambda exs: sorted(np.bincount([e.label for e in exs]).tolist())  # noqa: E731
+    assert per_class(te) == per_class(m.load_split(1, "test"))
+    assert [e.name for e in m.load_splits(6)[1]] == [e.name for e in te]          # deterministic
+    assert {e.name for e in m.load_splits(7)[1]} != {e.name for e in te}
+    with pytest.raises(ValueError, match="1..50"):
+        m.load_splits(51)

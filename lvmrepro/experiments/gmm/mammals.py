@@ -306,7 +306,8 @@ def _gmm_runs(ctx):
 
 
 @target("gmm.fig3", requires=("gmm.table2",), title="Latent location changes after learning, top-left initialisation",
-        scales={"smoke": {}, "default": {}, "paper": {}}, paper=PAPER_GMM_FIG3, notebook="notebooks/gmm/05_mammals",
+        scales={"smoke": {}, "default": {}, "paper": {}, "beyond": {}}, paper=PAPER_GMM_FIG3,
+        notebook="notebooks/gmm/05_mammals",
         item="Figure 3",
         artifacts={"points": "per method and split, every image's change of relative position",
                    "source_runtime_s": "the runtime of the gmm.table2 result read"})
@@ -343,7 +344,8 @@ def gmm_fig3(ctx):
 
 
 @target("gmm.fig6", requires=("gmm.table2",), title="Final latent boxes of CCP, G-MM random, G-MM biased on example training images",
-        scales={"smoke": {"n_images": 3}, "default": {"n_images": 6}, "paper": {"n_images": 12}},
+        scales={"smoke": {"n_images": 3}, "default": {"n_images": 6}, "paper": {"n_images": 12},
+                "beyond": {"n_images": 12}},
         paper=PAPER_GMM_FIG6, notebook="notebooks/gmm/05_mammals", item="Figure 6",
         params={"n_images": Int(1, TRAIN_PER_SPLIT, help="example images shown (training images of a split)")},
         artifacts={})

@@ -141,8 +141,42 @@ def load_split(k: int, part: str) -> list[MammalsExample]:
     return examples
 
 
+#: splits beyond the paper's five (the ``beyond`` scale of the verdict targets): more random 90/10 partitions of
+#: the same 271 images, stratified like the paper's (as many test images per class as split 1), seeded by the index
+MAX_SPLITS = 50
+
+
+def check_any_split_index(k) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= MAX_SPLITS:
+        raise ValueError(f"mammals split index must be an integer in 1..{MAX_SPLITS} (1..{N_SPLITS}: the paper's "
+                         f"files; above: generated, the same protocol); got {k!r}")
+    return int(k)
+
+
+def generated_split(k: int) -> tuple[list[MammalsExample], list[MammalsExample]]:
+    """(train, test) of split ``k > 5``: a seeded, class-stratified random 90/10 partition of the 271 images, with
+    split 1's number of test images per class."""
+    k = check_any_split_index(k)
+    if k <= N_SPLITS:
+        raise ValueError(f"splits 1..{N_SPLITS} are the paper's files (load_splits); generated splits start at "
+                         f"{N_SPLITS + 1}")
+    images = all_images()
+    per_class = {}
+    for ex in load_split(1, "test"):
+        per_class[ex.label] = per_class.get(ex.label, 0) + 1
+    rng = np.random.default_rng([N_SPLITS, k])
+    test_names = set()
+    for c in sorted(per_class):
+        pool = [e.name for e in images if e.label == c]
+        test_names.update(rng.choice(pool, size=per_class[c], replace=False).tolist())
+    return ([e for e in images if e.name not in test_names], [e for e in images if e.name in test_names])
+
+
 def load_splits(k: int) -> tuple[list[MammalsExample], list[MammalsExample]]:
-    """(train, test) examples of split ``k``; they never overlap."""
+    """(train, test) examples of split ``k`` (1..5 the paper's files, above them :func:`generated_split`); they
+    never overlap."""
+    if check_any_split_index(k) > N_SPLITS:
+        return generated_split(k)
     train, test = load_split(k, "train"), load_split(k, "test")
     overlap = {e.name for e in train} & {e.name for e in test}
     if overlap:
