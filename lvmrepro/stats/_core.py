@@ -417,6 +417,10 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
         why = (f"a {test} test over {m} informative {plural(unit) if m != 1 else unit} cannot reach p < {alpha:g} "
                f"even if all agree (smallest p {_fmt(min_p)})")
         return _set(out, UNDECIDABLE, why, why)
+    if paper_effect is not None and paper_effect <= boundary:
+        why = (f"the paper's own effect {_fmt(paper_effect)} does not clear the boundary {_fmt(boundary)}: no number of "
+               f"{plural(unit)} could show it as a practical effect (only a smaller or reverse one as a fail)")
+        return _set(out, UNDECIDABLE, why, why)
     if power_paper is not None and power_paper < pw.LOW_POWER:
         why = f"its power for the paper's effect {_fmt(paper_effect)} is {power_paper:.2f}, below {pw.LOW_POWER:g}"
         return _set(out, UNDECIDABLE, why, why)
