@@ -81,7 +81,7 @@ def eta_control(ctx, p) -> dict:
     from lvmrepro.experiments.gmm.clustering import _planted_trial
     from lvmrepro.experiments.gmm.verdicts import best_claim
     lo, hi = min(p["etas"]), max(p["etas"])
-    q = _clustering_params(p)
+    q = trial_params(p)
     (data_seed,) = ctx.seeds(1, key=904)
     runs = {eta: ctx.map(_planted_trial, [(sd, {**q, "etas": [eta]}, data_seed) for sd in ctx.seeds(p["trials"], key=901)],
                          desc=f"Figure 2 positive control, eta {eta}") for eta in (lo, hi)}
