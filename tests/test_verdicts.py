@@ -222,3 +222,18 @@ def test_scorecard_counts_verdicts_apart_and_what_beyond_decides(tmp_path):
     assert scorecard.beyond_decides(scorecard._paper_results(tmp_path), beyond)["decided"] == 1
     out = scorecard.verdict_counts_html(tmp_path, beyond)
     assert "beyond the paper" in out and "1 claims are undecidable" in out and "decide 1" in out
+
+
+@pytest.mark.slow
+def test_smoke_targets_carry_their_positive_controls(tmp_path):
+    """Every scale runs the controls: Table 1's and Table 4's at smoke, named on the claims they control."""
+    from lvmrepro.experiments import run
+    t4 = run("gmm.table4_clustering", "smoke", out=tmp_path, progress=False)
+    t1 = run("gmm.table1", "smoke", out=tmp_path, progress=False)
+    for res, controlled in ((t1, {"gmm-mean-better", "gmm-best-better"}), (t4, {"gmm-more-iterations"})):
+        (ctl,) = res["controls"]
+        assert ctl["kind"] == "positive control" and set(ctl["controls"]) == controlled and ctl["variant"]
+        assert ctl["could_show"] is stats.HOLDS_OF[ctl["verdict"]]
+        for c in res["claims"]:
+            assert (c.get("control", {}).get("id") == ctl["id"]) == (c["id"] in controlled)
+            assert set(stats.POWER_FIELDS) <= set(c) or c["verdict"] == stats.NOT_TESTABLE
