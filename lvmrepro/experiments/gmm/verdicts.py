@@ -104,11 +104,11 @@ def band_claim(id: str, statement: str, stat, samples, lo: float, hi: float, *, 
                           evidence=ev, se=float(np.std(boot)), paper_value=paper_value)
 
 
-def all_cells(id: str, statement: str, cells: dict, *, unit: str) -> dict:
+def all_cells(id: str, statement: str, cells: dict, *, unit: str, missing=()) -> dict:
     """:func:`lvmrepro.stats.all_cells_claim` for cells decided by this module or by ``paired_claim``; the
-    aggregate's test names the per-cell rule."""
+    aggregate's test names the per-cell rule (``missing``: cells the statement covers that this run did not run)."""
     from lvmrepro.stats import all_cells_claim
-    out = all_cells_claim(id, statement, cells, unit=unit)
+    out = all_cells_claim(id, statement, cells, unit=unit, missing=missing)
     tests = sorted({c["test"] for c in cells.values()})
     out["test"] = "every cell: " + " / ".join(tests)
     return out
