@@ -477,15 +477,16 @@ def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence
         f"{k}: {state[k]} (n={c['n']}, " + (f"p={_fmt(c['p'])}, " if c["p"] is not None else "no p: interval rule, ")
         + f"effect {_fmt(c['effect'])})" for k, c in cells.items()) + (f"; not run: {', '.join(missing)}" if missing else "")
     ps = [c["p"] for c in cells.values() if c["p"] is not None]
-    det = [c.get("detectable_effect") for c in cells.values()]
     pows = [c.get("power_at_paper_effect") for c in cells.values()]
     need = [c.get("n_to_decide") for c in cells.values() if c.get("n_to_decide") is not None]
     mins = [c.get("min_p") for c in cells.values() if c.get("min_p") is not None]
     first = next(iter(cells.values()))
+    # the cells' effects are in their own units (objectives of different data sets): no single detectable effect;
+    # the power line names the undecided cells and what each could detect (power_line reads "cells")
     power = power_fields(
         "every cell by its own model (" + "; ".join(sorted({str(c.get('power_model', 'none')).split(';')[0]
                                                              for c in cells.values()})) + ")",
-        detectable_effect=max(det) if det and all(x is not None for x in det) else None,
+        detectable_effect=None,
         power_at_paper_effect=float(np.prod(pows)) if pows and all(x is not None for x in pows) else None,
         detectable_is=first.get("detectable_is", "effect"), n_to_decide=max(need) if need else None,
         n_to_decide_for=max(((c["n_to_decide"], c.get("n_to_decide_for")) for c in cells.values()
@@ -495,7 +496,8 @@ def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence
            "p": max(ps) if ps else None, "p_reverse": None, "ci": None, "effect": None,
            "threshold": first["threshold"], "paper_effect": None, **power,
            "cells": {k: {**{f: c[f] for f in ("holds", "n", "p", "effect", "ci")}, "verdict": words[k],
-                         **{f: c[f] for f in ("wins", "losses", "ties", *POWER_FIELDS, "reason") if f in c}}
+                         **{f: c[f] for f in ("wins", "losses", "ties", "unit", "what", "paper_effect", "detectable_is",
+                                              "n_to_decide_for", *POWER_FIELDS, "reason") if f in c}}
                      for k, c in cells.items()},
            "evidence": ev}
     return _set(out, verdict, reason, because)

@@ -237,6 +237,16 @@ def power_line(claim: dict) -> str:
         return ""
     if model.startswith("none"):
         return f"No power model ({model[5:].strip() or 'none'})."
+    if isinstance(claim.get("cells"), dict) and claim["cells"]:
+        # an every-cell claim: each cell is decided on its own, in its own units; say what the undecided ones could
+        # detect
+        open_cells = {k: c for k, c in claim["cells"].items() if isinstance(c, dict) and c.get("holds") is None}
+        if not open_cells:
+            return "Every cell decided by its own rule."
+        shown = list(open_cells.items())[:3]
+        more = f" ({len(open_cells) - 3} more undecided cells)" if len(open_cells) > 3 else ""
+        return ("Undecided cells: " + " ".join(f"{k}: {power_line({**c, 'unit': c.get('unit') or claim.get('unit')})}"
+                                               for k, c in shown) + more)
     what = claim.get("what") or ""
     bits = []
     det, kind = claim.get("detectable_effect"), claim.get("detectable_is", "effect")
