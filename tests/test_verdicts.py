@@ -7,7 +7,7 @@ import pytest
 from lvmrepro.stats import power as pw
 from lvmrepro import stats
 from lvmrepro.experiments import validate_result
-from lvmrepro.experiments.contract import SCHEMA_VERSION
+from lvmrepro.experiments.contract import SCHEMA_VERSION, seal
 
 
 def _claim(a, b, **kw):
@@ -165,12 +165,12 @@ def test_controls_say_whether_the_setup_could_show_the_effect():
         stats.control(_claim(base - 1, base), controls=["c"], variant="")
 
 
-def _result(claims, controls=None):
-    out = {"schema": SCHEMA_VERSION, "target": "gmm.table1", "scale": "paper", "seeds": {}, "data": [],
+def _result(claims, controls=None, **fields):
+    out = {"schema": SCHEMA_VERSION, "target": "test.verdicts", "scale": "paper", "seeds": {}, "data": [],
            "runtime_s": 1.0, "version": "0", "git_commit": "x", "rows": [], "claims": claims, "paper": None}
     if controls is not None:
         out["controls"] = controls
-    return out
+    return seal({**out, **fields})
 
 
 def test_contract_refuses_a_claim_without_power_fields_or_a_reason_to_be_undecidable():
@@ -183,8 +183,8 @@ def test_contract_refuses_a_claim_without_power_fields_or_a_reason_to_be_undecid
     undec = _claim(base[:4] - 1, base[:4])
     with pytest.raises(ValueError, match="without saying why"):
         validate_result(_result([{**undec, "undecidable_because": None}]))
-    old = {**_result([{k: v for k, v in good.items() if k not in stats.POWER_FIELDS}]), "schema": 3}
-    validate_result(old)                       # a result written before the power fields is still readable
+    old = _result([{k: v for k, v in good.items() if k not in stats.POWER_FIELDS}], schema=4)
+    validate_result(old)            # a result sealed before the power fields (schema 4) is still readable
 
 
 def test_contract_checks_controls():
@@ -201,8 +201,8 @@ def test_claims_table_shows_power_beyond_and_controls():
     from lvmrepro.book import report
     undec = {**_claim(base[:4] - 1, base[:4]), "id": "a", "statement": "A beats B"}
     ctl = stats.control({**_claim(base - 1, base), "id": "control-a"}, controls=["a"], variant="B made worse")
-    res = {**_result([{**undec, "control": {"id": "control-a", "could_show": True}}], [ctl]), "target": "gmm.table1"}
-    beyond = {**_result([{**_claim(base - 1, base), "id": "a"}]), "scale": "beyond", "created": "2026-12-01T00:00"}
+    res = _result([{**undec, "control": {"id": "control-a", "could_show": True}}], [ctl], target="gmm.table1")
+    beyond = _result([{**_claim(base - 1, base), "id": "a"}], scale="beyond", created="2026-12-01T00:00")
     out = report.claims_html(res, beyond)
     assert ">undecidable at the paper's sample size<" in out and "would give power 0.8" in out
     assert "beyond the paper's n" in out and out.count(">holds</strong>") == 2     # beyond verdict + control
@@ -215,8 +215,8 @@ def test_scorecard_counts_verdicts_apart_and_what_beyond_decides(tmp_path):
     from lvmrepro.book import scorecard
     undec = {**_claim(base[:4] - 1, base[:4]), "id": "a"}
     held = {**_claim(base - 1, base), "id": "b"}
-    (tmp_path / "gmm.table1.json").write_text(json.dumps(_result([undec, held])))
-    beyond = {"gmm.table1": {**_result([{**_claim(base - 1, base), "id": "a"}]), "scale": "beyond"}}
+    (tmp_path / "gmm.table1.json").write_text(json.dumps(_result([undec, held], target="gmm.table1")))
+    beyond = {"gmm.table1": _result([{**_claim(base - 1, base), "id": "a"}], scale="beyond")}
     counts = scorecard.claim_counts(scorecard._paper_results(tmp_path))
     assert counts == {"gmm": {stats.HOLDS: 1, stats.UNDECIDABLE: 1}}
     assert scorecard.beyond_decides(scorecard._paper_results(tmp_path), beyond)["decided"] == 1

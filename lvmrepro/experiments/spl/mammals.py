@@ -10,9 +10,8 @@ import time
 
 import numpy as np
 
-from lvmrepro.tasks.mammals.data import MAX_SPLITS
 from lvmrepro.tasks.mammals.data import (
-    TEST_PER_SPLIT, TRAIN_PER_SPLIT, initial_positions, prefetch_features, split_examples,
+    MAX_SPLITS, TEST_PER_SPLIT, TRAIN_PER_SPLIT, initial_positions, prefetch_features, split_examples,
 )
 from lvmrepro import stats
 from lvmrepro.experiments import target
