@@ -204,8 +204,8 @@ def test_claims_table_shows_power_beyond_and_controls():
     res = _result([{**undec, "control": {"id": "control-a", "could_show": True}}], [ctl], target="gmm.table1")
     beyond = _result([{**_claim(base - 1, base), "id": "a"}], scale="beyond", created="2026-12-01T00:00")
     out = report.claims_html(res, beyond)
-    assert ">undecidable at the paper's sample size<" in out and "would give power 0.8" in out
-    assert "beyond the paper's n" in out and out.count(">holds</strong>") == 2     # beyond verdict + control
+    assert report.state_badge(stats.UNDECIDABLE) in out and "would give power 0.8" in out
+    assert "beyond the paper's n" in out and out.count(report.state_badge(stats.HOLDS)) == 2   # beyond + control
     assert "Positive controls" in out and "planted: B made worse" in out
     assert "The setup could have shown the effect: yes." in out
 
