@@ -244,6 +244,13 @@ FIGURES = """() => [...document.querySelectorAll('figure.lvm-figure img')].filte
 CLIPPED_OUTPUTS = """() => [...document.querySelectorAll('.cell_output .output pre')]
   .filter(p => p.getClientRects().length && p.scrollWidth > p.clientWidth + 1).map(p => p.textContent.slice(0, 60))"""
 
+# Boxes that must fit a phone's width: claims and checks (each reads as verdict, statement, then evidence) and
+# the verdict summaries (a line per paper); data tables may scroll sideways, their first column in view.
+SIDEWAYS = """(selector) => [...document.querySelectorAll(selector)].filter(e => e.getClientRects().length)
+  .map(e => [e.scrollWidth, e.clientWidth])"""
+PHONE_FITTED = ("div.lvm-scroll:has(> table.lvm-claims), table.lvm-claims, "
+                "div.lvm-scroll:has(> table.lvm-summary-table), table.lvm-summary-table")
+
 VISIBLE_SEARCH = """() => [...document.querySelectorAll('.search-button__button, form.bd-search')]
   .filter(e => e.getClientRects().length && getComputedStyle(e).visibility !== 'hidden').length"""
 
@@ -345,8 +352,8 @@ def test_page_reads_offline(page, site, name):
 @pytest.mark.parametrize("name", PAGES)
 def test_page_reads_on_a_dark_phone(phone_dark_page, site, name):
     """At 390 px in dark mode: every text of the article reaches 4.5:1 contrast, no figure text is smaller than
-    9 px (stacked panels, or a figure that keeps a readable width and scrolls), no output line is cut off, one
-    search box, no console error."""
+    9 px (stacked panels, or a figure that keeps a readable width and scrolls), no output line is cut off, claims,
+    checks and verdict summaries fit the width, one search box, no console error."""
     page = phone_dark_page
     visit = PageVisit(page, site["url"])
     visit.open(_page_url(site["url"], name))
@@ -363,6 +370,10 @@ def test_page_reads_on_a_dark_phone(phone_dark_page, site, name):
     cut = page.evaluate(CLIPPED_OUTPUTS)
     if cut:
         problems.append(f"output lines cut off: {cut}")
+    sideways = [box for box in page.evaluate(SIDEWAYS, PHONE_FITTED) if box[0] > box[1] + 1]
+    if sideways:
+        problems.append(f"claims, checks or verdict summaries behind a sideways scroll (scroll, visible width): "
+                        f"{sideways}")
     if name != "search" and page.evaluate(VISIBLE_SEARCH) != 1:
         problems.append(f"{page.evaluate(VISIBLE_SEARCH)} search boxes in view (one expected)")
     _screenshot(page, name, "dark", PHONE["width"])
@@ -467,10 +478,6 @@ def test_front_page_summarises(page, site):
     chapter_links.first.click()
     page.wait_for_load_state("load")
     assert page.url.endswith("book/gmm.html"), page.url
-
-
-SIDEWAYS = """(selector) => [...document.querySelectorAll(selector)].filter(e => e.getClientRects().length)
-  .map(e => [e.scrollWidth, e.clientWidth])"""
 
 
 @pytest.mark.parametrize("name", ["book/intro", "book/scorecard"])

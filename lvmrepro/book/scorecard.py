@@ -503,7 +503,7 @@ def legend_html() -> str:
 
     def rows(words):
         return "".join(f"<tr><td>{state_badge(w)}</td><td>{html.escape(STATES[w][2])}</td></tr>" for w in words)
-    return ('<div class="lvm-scroll" role="region" tabindex="0" aria-label="legend"><table class="lvm-claims">'
+    return ('<div class="lvm-scroll" role="region" tabindex="0" aria-label="legend"><table class="lvm-claims lvm-legend">'
             "<thead><tr><th>item state</th><th>meaning</th></tr></thead><tbody>" + rows(ITEM_STATES) + "</tbody>"
             "<thead><tr><th>claim verdict</th><th>meaning</th></tr></thead><tbody>" + rows(VERDICTS) + "</tbody>"
             "<thead><tr><th>check</th><th>meaning</th></tr></thead><tbody>" + rows(CHECK_WORDS.values())
