@@ -101,3 +101,41 @@ def test_random_witnesses_can_stall_at_zero_and_the_contrast_start_does_not():
     assert not stalled.w.any()
     trained = CCCP(model, C=10.0).fit(bags.X, bags.Y, H0=model.init_latent(bags.X, bags.Y, "contrast"))
     assert trained.objective < stalled.objective
+
+
+def test_the_comparisons_score_every_method_by_the_same_measure():
+    from lvmrepro.examples import compare
+
+    bags, rng = _bags(4, n_bags=30, bag_size=4)
+    model = BagModel(3)
+    H0 = model.init_latent(bags.X, bags.Y, "contrast")
+    fits = compare.fit_latent_ssvm(model, bags.X, bags.Y, H0, C=5.0, rng=rng)
+    assert list(fits) == list(compare.LSSVM_METHODS)
+    rows = compare.latent_ssvm_rows(model, fits, bags.X, bags.Y, C=5.0, X_test=bags.X, Y_test=bags.Y)
+    for row, (w, _, _) in zip(rows, fits.values()):
+        assert row["objective L(w)"] == pytest.approx(latent_objective(model, w, bags.X, bags.Y, 5.0))
+    with pytest.raises(TypeError):
+        compare.fit_latent_ssvm(object(), bags.X, bags.Y, H0, C=5.0, rng=rng)
+    with pytest.raises(TypeError):
+        compare.fit_latent_ssvm(model, bags.X, bags.Y, H0, C=5.0, rng=0)
+
+
+def test_kmeans_rows_at_eta_one_are_kmeans_and_mixture_rows_score_the_truth():
+    from lvmrepro.engine.mixreg import penalised_loglik
+    from lvmrepro.examples import compare
+
+    rng = np.random.default_rng(5)
+    X = np.concatenate([rng.normal(size=(30, 2)), rng.normal(size=(30, 2)) + 6])
+    kmeans_row, gmm_row = compare.kmeans_rows(X, 2, seeds=range(3), eta=1.0)
+    assert kmeans_row["mean objective / n"] == pytest.approx(gmm_row["mean objective / n"])
+    Xr = np.column_stack([rng.uniform(-2, 2, size=60), np.ones(60)])
+    groups = rng.integers(2, size=60)
+    y = np.where(groups == 1, 3 * Xr[:, 0] + 2, -3 * Xr[:, 0] - 2) + 0.1 * rng.normal(size=60)
+    fits = compare.fit_mixture_regression(Xr, y, 2, rng=rng, sigma=0.1, restarts=5)
+    rows = compare.mixture_rows(fits, Xr, y, sigma=0.1, labels=groups)
+    assert [r["method"] for r in rows] == list(compare.MIXREG_METHODS)
+    em_fit = fits["EM"]
+    assert rows[0]["penalised log-likelihood"] == pytest.approx(
+        penalised_loglik(Xr, y, em_fit.W, em_fit.weights, 0.1, 1.0))
+    assert rows[0]["clustering error (%)"] < 10 and rows[0]["relaxation gap (relative)"] is None
+    assert all(r["relaxation gap (relative)"] >= -1e-12 for r in rows[1:])

@@ -29,8 +29,7 @@ API_MODULES = {
     "models": ("lvmrepro.engine.lssvm.models", "lvmrepro.engine.lssvm.models.enumerable",
                "lvmrepro.engine.lssvm.models.ragged", "lvmrepro.engine.lssvm.models.chain",
                "lvmrepro.tasks.digits.model", "lvmrepro.tasks.mammals.model", "lvmrepro.tasks.components.model",
-               "lvmrepro.tasks.motifs.model", "lvmrepro.tasks.coref.model", "lvmrepro.tasks.scenes.model",
-               "lvmrepro.examples", "lvmrepro.examples.bags"),
+               "lvmrepro.tasks.motifs.model", "lvmrepro.tasks.coref.model", "lvmrepro.tasks.scenes.model"),
     "gmm": ("lvmrepro.engine.gmm", "lvmrepro.engine.gmm.driver", "lvmrepro.engine.gmm.kmeans",
             "lvmrepro.engine.gmm.init", "lvmrepro.engine.gmm.lssvm_bounds", "lvmrepro.engine.gmm.toy1d"),
     "mixreg": ("lvmrepro.engine.mixreg", "lvmrepro.engine.mixreg.em", "lvmrepro.engine.mixreg.maxmin",
@@ -39,6 +38,7 @@ API_MODULES = {
     "kernels": ("lvmrepro.engine", "lvmrepro.engine.kernels", "lvmrepro.engine.validation", "lvmrepro.engine.metrics",
                 "lvmrepro.tasks.coref.forest", "lvmrepro.tasks.scenes.potts", "lvmrepro.engine._kernels"),
     "stats": ("lvmrepro.stats",),
+    "examples": ("lvmrepro.examples", "lvmrepro.examples.bags", "lvmrepro.examples.compare"),
     "datasets": ("lvmrepro.datasets", "lvmrepro.datasets.registry", "lvmrepro.datasets.loaders"),
 }
 
