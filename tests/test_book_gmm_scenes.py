@@ -29,9 +29,13 @@ def test_baseline_reading_says_saturated_or_not():
     res = {"rows": [{"method": "CCP", "init": "0.0", "accuracy": 90.5, "train_accuracy": 92.0, "objective": 0.93}],
            "artifacts": {"linear_baseline": {"test_accuracy": 93.7, "train_accuracy": 99.0, "C": 1.0, "folds": 5,
                                              "nearest_mean_accuracy": 91.5}}}
+    assert "3.2 points above the best trained RBoW cell (90.5 %)" in B.baseline_reading(res)   # issue 31's full run
+    res["artifacts"]["linear_baseline"]["test_accuracy"] = 91.5
     assert "add nothing" in B.baseline_reading(res)
     res["artifacts"]["linear_baseline"]["test_accuracy"] = 47.7
     assert "42.8 points below" in B.baseline_reading(res)
+    res["artifacts"]["linear_baseline"]["test_accuracy"] = 95.0          # the part models under the baseline
+    assert "4.5 points above the best trained RBoW cell" in B.baseline_reading(res)
 
 
 @needs_data
@@ -229,7 +233,10 @@ def test_stand_in_reading_decides_from_both_tests():
         return {"params": {"lambdas": [0.0]}, "rows": rows,
                 "artifacts": {"linear_baseline": {"test_accuracy": base_acc, "nearest_mean_accuracy": 30.0},
                               "initial_maps": {"generative_test_accuracy": 36.8}}}
-    assert "cannot separate" in B.stand_in_reading(res(93.7, 7.1))          # saturated
+    assert "cannot separate" in B.stand_in_reading(res(93.7, 7.1))          # saturated: the baseline above the cells
+    assert "46.7 points below the baseline" in B.stand_in_reading(res(93.7, 7.1))
+    assert "within 2 points of the baseline" in B.stand_in_reading(res(46.0, 7.1))
+    assert "cannot separate" in B.stand_in_reading(res(46.0, 7.1))
     assert "cannot separate" in B.stand_in_reading(res(38.3, 1.4))          # one part per image
     two = res(38.3, 1.4)
     two["rows"].append({**two["rows"][0], "init": "1.0", "parts_final": 5.0})

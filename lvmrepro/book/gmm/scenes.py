@@ -74,6 +74,10 @@ def baseline_reading(res: dict) -> str:
         return "No linear baseline or no trained cell in this run."
     best = max(r["accuracy"] for r in cells)
     gap = best - base["test_accuracy"]
+    if gap <= -SATURATION_MARGIN:
+        return (f"The linear SVM on the bag average reaches {base['test_accuracy']:.1f} %, {-gap:.1f} points above the "
+                f"best trained RBoW cell ({best:.1f} %): the part models do worse than a linear classifier on the bag "
+                "average, so the comparison of learners cannot show what the parts add.")
     if gap < SATURATION_MARGIN:
         return (f"The linear SVM on the bag average reaches {base['test_accuracy']:.1f} %, within "
                 f"{SATURATION_MARGIN:g} points of the best trained RBoW cell ({best:.1f} %): on these features the "
@@ -194,10 +198,15 @@ def stand_in_reading(res: dict) -> str:
             f"{base['test_accuracy']:.1f} % test accuracy (nearest class mean {base['nearest_mean_accuracy']:.1f} %"
             + (f"; the untrained generative part model {gen:.1f} %" if gen is not None else "")
             + f"); the trained RBoW cells reach {min(accs):.1f} to {max(accs):.1f} %. ")
-    text += (f"The best cell is within {SATURATION_MARGIN:g} points of the baseline: the parts add nothing a linear "
-             "classifier on the bag average lacks. " if saturated else
-             f"The best cell is {gap:.1f} points above the baseline: the parts carry information the bag average "
-             "does not. ")
+    if gap <= -SATURATION_MARGIN:
+        text += (f"The best cell is {-gap:.1f} points below the baseline: the part models do worse than a linear "
+                 "classifier on the bag average. ")
+    elif saturated:
+        text += (f"The best cell is within {SATURATION_MARGIN:g} points of the baseline: the parts add nothing a "
+                 "linear classifier on the bag average lacks. ")
+    else:
+        text += (f"The best cell is {gap:.1f} points above the baseline: the parts carry information the bag average "
+                 "does not. ")
     collapsed = few = False
     if parts:
         lo, hi = min(r["parts_final"] for r in parts), max(r["parts_final"] for r in parts)
@@ -301,8 +310,8 @@ def table3_reading(res: dict) -> str:
     for tag, text in (("random-vs-ccp", "G-MM random beats CCP"), ("biased-vs-ccp", "G-MM biased beats CCP"),
                       ("biased-vs-random", "G-MM biased beats G-MM random")):
         a, o = claim_by_id(res, f"{tag}-accuracy"), claim_by_id(res, f"{tag}-objective")
-        lines.append(f"* {text}. In test accuracy {claim_clause(a)}: {paired_summary(a)}. In training objective "
-                     f"{claim_clause(o)}: {paired_summary(o)}.")
+        lines.append(f"* {text}. In test accuracy {claim_clause(a)} — {paired_summary(a)}. In training objective "
+                     f"{claim_clause(o)} — {paired_summary(o)}.")
     coh = claim_by_id(res, "coherent-init-helps")
     lines.append(f"* Coherent initialisations help: {claim_clause(coh)}, with one λ = 0 map (see above); "
                  f"{coh['evidence']}.")
@@ -315,7 +324,7 @@ def table3_reading(res: dict) -> str:
     better = [c for c in graph if rows[("G-MM biased", c)]["accuracy"] > rows[("CCP", c)]["accuracy"] + 1e-9]
     lines.append(f"* From the graph-cut maps, G-MM biased is more accurate than CCP at {len(better)} and less "
                  f"accurate at {len(worse)} of the {len(graph)} values of λ"
-                 + (f" (less accurate at λ = {', '.join(worse)})" if worse else "")
+                 + (f" (less accurate at λ = {', '.join(f'{float(c):g}' for c in worse)})" if worse else "")
                  + ". The paper has it ahead in every column; the coherence of the final maps is below.")
     return "\n".join(lines)
 
