@@ -116,13 +116,21 @@ def prim_forest(const double[::1] values,     # IN  score of a pair p is values[
     _check_labels(members, n, n, "members")
     _need(n_blocks >= 1 and starts[0] == 0 and starts[n_blocks] == n,
           f"starts must rise from 0 to {n}")
-    for b in range(n_blocks):
-        _need(starts[b] <= starts[b + 1], "starts must not decrease")
-    for u in range(n):
-        done[u] = 0
-    for a in range(n):
-        _need(not done[members[a]], f"members must list every vertex once; {members[a]} is repeated")
-        done[members[a]] = 1
+    # the loops only find a fault (no message is built per entry: these checks run on every call)
+    r = -1
+    with nogil:
+        for b in range(n_blocks):
+            if starts[b] > starts[b + 1]:
+                bad = 1
+        for u in range(n):
+            done[u] = 0
+        for a in range(n):
+            if done[members[a]]:
+                r = members[a]
+                break
+            done[members[a]] = 1
+    _need(not bad, "starts must not decrease")
+    _need(r < 0, f"members must list every vertex once; {r} is repeated")
     with nogil:
         for u in range(n):
             key[u] = -INFINITY
@@ -388,11 +396,20 @@ def bucket_forest(const double[::1] values,    # IN  (n_rows,) score of every fe
           f"gold, the outputs and the scratch arrays must fit {n} mentions")
     _need(row_ptr.shape[0] == R + 1 and row_ptr[0] == 0 and pi.shape[0] == pj.shape[0]
           and row_ptr[R] == pi.shape[0], "row_ptr must rise from 0 to the number of pairs, one step per row")
-    for r in range(R):
-        _need(row_ptr[r] <= row_ptr[r + 1], "row_ptr must not decrease")
-        _need(0 <= row_ids[r] < values.shape[0], f"row_ids entry {r} points outside the {values.shape[0]} scores")
-    for q in range(pi.shape[0]):
-        _need(0 <= pi[q] < n and 0 <= pj[q] < n and pi[q] != pj[q], f"pair {q} is not two mentions in 0..{n - 1}")
+    # the loops only find a fault (no message is built per entry: these checks run on every call)
+    a = b = -1
+    with nogil:
+        for r in range(R):
+            if row_ptr[r] > row_ptr[r + 1] or row_ids[r] < 0 or row_ids[r] >= values.shape[0]:
+                a = r
+                break
+        for q in range(pi.shape[0]):
+            if pi[q] < 0 or pi[q] >= n or pj[q] < 0 or pj[q] >= n or pi[q] == pj[q]:
+                b = q
+                break
+    _need(a < 0 or row_ptr[a] > row_ptr[a + 1], f"row_ids entry {a} points outside the {values.shape[0]} pair scores")
+    _need(a < 0, f"row_ptr must not decrease (row {a})")
+    _need(b < 0, f"pair {b} is not two mentions in 0..{n - 1}")
     store = np.empty(max(2 * R, 1) * sizeof(Bucket), dtype=np.uint8)
     buckets = <Bucket*> &store[0]
     with nogil:
