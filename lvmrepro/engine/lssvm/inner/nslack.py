@@ -267,16 +267,6 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
             u_t = rc_t / t - Dy * r_t
             rw = -r_w + Gm.T @ u_s
             rxi = -r_xi + bsum(u_s) + u_t
-            B = bsum(Dz[:, None] * Gm)                              # (nbu, d): E'D G
-            sig = bsum(Dz)
-            delta = sig + Dy                                        # diag of the xi block
-            # the Schur complement G'DG - B' diag(1/delta) B without its cancellation: per block, with the
-            # D-weighted mean g of its planes, sum_k D_k (G_k - g)(G_k - g)' + (sig Dy / delta) g g'
-            mean = B / sig[:, None]
-            Gc = Gm - mean[own]
-            S = (Gc.T * Dz) @ Gc + (mean.T * (sig * Dy / delta)) @ mean
-            S[np.diag_indices(d)] += 1.0
-            L = np.linalg.cholesky(S)
             dw = np.linalg.solve(L.T, np.linalg.solve(L, rw - B.T @ (rxi / delta)))
             dxi = (rxi - B @ dw) / delta
             Adx_s = Gm @ dw + dxi[own]
@@ -291,6 +281,18 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
             return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
 
         try:
+            # the Newton matrix depends on (Dz, Dy) only: one Schur complement and one Cholesky factor serve
+            # the predictor and the corrector
+            B = bsum(Dz[:, None] * Gm)                              # (nbu, d): E'D G
+            sig = bsum(Dz)
+            delta = sig + Dy                                        # diag of the xi block
+            # the Schur complement G'DG - B' diag(1/delta) B without its cancellation: per block, with the
+            # D-weighted mean g of its planes, sum_k D_k (G_k - g)(G_k - g)' + (sig Dy / delta) g g'
+            mean = B / sig[:, None]
+            Gc = Gm - mean[own]
+            S = (Gc.T * Dz) @ Gc + (mean.T * (sig * Dy / delta)) @ mean
+            S[np.diag_indices(d)] += 1.0
+            L = np.linalg.cholesky(S)
             dw, dxi, ds, dt, dz, dy = newton(-s * z, -t * yv)               # affine (predictor)
             a_p = min(step(s, ds), step(t, dt))
             a_d = min(step(z, dz), step(yv, dy))
