@@ -43,7 +43,8 @@ book: setup
 	@echo "Book built: $(abspath _build/html/index.html)"
 
 ## make test: set up, then the whole test suite: unit and property tests, the book built at smoke scale
-## with every notebook executed (warnings are errors) into build/smoke-book, and the browser suite over
+## with every notebook executed (warnings are errors) into build/smoke-book, every notebook under nbval
+## (tests/test_nbval.py, run beside the book build on the same results), and the browser suite over
 ## every page of it (system Chromium; screenshots in build/screenshots).
 test: setup
 	LVMREPRO_SCALE=smoke LVMREPRO_RESULTS=$(abspath build/test-results) \
@@ -58,14 +59,17 @@ $(STAMP): requirements.lock pyproject.toml setup.py $(KERNELS)
 	$(PY) -m ipykernel install --sys-prefix --name python3 >/dev/null
 	touch $(STAMP)
 
-# Optional: nbval over every notebook (make test executes them in the smoke book build instead).
-# nbval reads .ipynb: convert the MyST sources (the only committed form) into build/nbval.
+# nbval over every notebook on its own (make test runs it inside the smoke book build: tests/smoke_book.py,
+# tests/test_nbval.py). nbval reads .ipynb: the MyST sources (the only committed form) are converted into build/nbval;
+# the notebooks read the results of `lvmrepro run all` at $(or $(LVMREPRO_SCALE),smoke) scale (computed when missing).
 nbval-notebooks: setup
 	rm -rf build/nbval && mkdir -p build/nbval
 	for nb in $(NOTEBOOKS); do \
 	  out=build/nbval/$$(dirname $${nb#notebooks/}); mkdir -p $$out; \
 	  $(BIN)/jupytext --quiet --to ipynb -o $$out/$$(basename $${nb%.md}).ipynb $$nb || exit 1; \
 	done
+	cd build/nbval && LVMREPRO_SCALE=$(or $(LVMREPRO_SCALE),smoke) $(abspath $(PY)) -m pytest -p no:cacheprovider \
+	  --nbval-lax --nbval-current-env -q -o addopts= --rootdir . .
 
 ## make benchmark: time the kernels, scikit-learn's Lloyd iteration, the growth curves and the digit learners
 ## (a few minutes on 2 cores) and write build/benchmarks.json, which the book's performance page renders.
