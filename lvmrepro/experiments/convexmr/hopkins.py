@@ -8,10 +8,10 @@
   tuning set, (c) the setting with the best label-free score per sequence; every method gets a grid of
   the same size and the same number of starts; the EM variants and the EM-from-truth oracle row; the
   sensitivity of protocol (b) to the two-frame construction;
-* ``convexmr.fig2`` -- the segmentations of two_cranes, three-cars and cars2_07 (Table 1's labels);
-* ``convexmr.all155`` -- every benchmark sequence that shares no point with Table 1 or the tuning set,
-  at protocol (b)'s settings: the Hopkins 155 summary (mean and median misclassification for two and
-  three motions), decided by paired tests over the sequences.
+* ``convexmr.fig2`` -- the segmentations of two_cranes, three-cars and cars2_07 (Table 1's labels).
+
+The benchmark beyond the paper (``convexmr.all155``) is :mod:`.benchmark`; the checks all of them share are
+:mod:`._checks`.
 """
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ import numpy as np
 
 from lvmrepro import stats
 from lvmrepro.experiments import target
-from lvmrepro.experiments.convexmr import MINMIN_GAP_TOL, PAPER_TABLE1, _seed_int
+from lvmrepro.experiments.convexmr import MINMIN_GAP_TOL, PAPER_TABLE1, _seed_int, em_search_failed
+from lvmrepro.experiments.convexmr import _checks as C
 from lvmrepro.experiments.convexmr import _fits as F
 from lvmrepro.engine.mixreg.relaxation import SCALE_MIN
-from lvmrepro.params import Bool, Float, Int, List, Param
+from lvmrepro.params import Bool, Float, Int, List
 
 # A claim that "A beats B" on Hopkins sequences must show a mean paired improvement above one
 # percentage point of misclassification: about two points of a Table 1 sequence (63-212 points) and
@@ -65,71 +66,6 @@ def _check_grid(params):
     F.check_equal_grids(params)
 
 
-def _maxmin_certified_check(fits, tol, item=None, where=""):
-    mm = [f for f in fits if f["method"] == "maxmin"]
-    bad = [f for f in mm if not f["certified"]]
-    worst = max((f["rel_gap"] for f in mm), default=0.0)
-    c = stats.check("maxmin-certified", f"Every max-min solve{where} is certified: its exact bounds g(c) <= R <= h(M) "
-                    f"meet within a relative gap of {tol:g}.", bool(mm) and not bad,
-                    f"{len(mm) - len(bad)} of {len(mm)} solves certified; largest relative gap {worst:.1e}"
-                    + (f"; not certified: {', '.join(sorted({f['sequence'] for f in bad}))}" if bad else ""), n=len(mm))
-    return {**c, "item": item} if item else c
-
-
-def _recount_check(fits, item=None):
-    """Error rates recomputed from the stored labels (a check of the bookkeeping, not of a claim)."""
-    from lvmrepro.tasks.motion.data import load_hopkins
-    from lvmrepro.engine.mixreg import error_rate
-    truth = {}
-    bad = 0
-    for f in fits:
-        if f["construction"] != F.BASE_CONSTRUCTION:
-            continue
-        if f["sequence"] not in truth:
-            truth[f["sequence"]] = load_hopkins(f["sequence"]).labels
-        bad += abs(error_rate(truth[f["sequence"]], F.labels_arr(f["labels"])) - f["error"]) > 1e-12
-    n = sum(f["construction"] == F.BASE_CONSTRUCTION for f in fits)
-    c = stats.check("error-rates-recount", "Every error rate recounts exactly from the stored labels and the ground "
-                    "truth (best one-to-one matching of the groups).", bad == 0,
-                    f"{n - bad} of {n} fits recount to the stored error rate", n=n)
-    return {**c, "item": item} if item else c
-
-
-def _minmin_check(fits, tol, item=None):
-    """Certified min-min solves reach max-min's value (the same relaxation)."""
-    mm = [f for f in fits if f["method"] == "minmin"]
-    cert = [f for f in mm if f["certified"]]
-
-    def diff(f):
-        return abs(f["objective"] - f["maxmin_objective"]) / max(1.0, abs(f["maxmin_objective"]))
-
-    def mm_gap(f):
-        return (f["maxmin_objective"] - f["maxmin_lower"]) / max(1.0, abs(f["maxmin_objective"]))
-    disagree = [f for f in cert if diff(f) > tol + mm_gap(f) + 1e-9]
-    c = stats.check("maxmin-minmin-same-relaxation",
-                    f"Min-min and max-min solve the same relaxation: every min-min solve that certifies its relative "
-                    f"gap ({tol:g}, against max-min's lower bound) ends within both certificates of max-min's value.",
-                    bool(cert) and not disagree,
-                    f"{len(cert)} of {len(mm)} min-min solves certified (the others stopped at their iteration cap or "
-                    f"on a plateau of the gap and are flagged in the tables); {len(disagree)} certified solves disagree; largest "
-                    f"relative difference to max-min {max((diff(f) for f in cert), default=0.0):.1e}", n=len(cert))
-    return {**c, "item": item} if item else c
-
-
-def _em_converged_check(fits, item=None):
-    """EM's returned runs stopped on their tolerance, not at the iteration cap (converged comparisons)."""
-    em = [f for f in fits if f["method"].startswith("em")]
-    bad = [f for f in em if not f["converged"]]
-    c = stats.check("em-converged", "Every EM fit's returned run stopped on its relative tolerance, not at its "
-                    "iteration cap (1000), so EM is compared at convergence.", bool(em) and not bad,
-                    f"{len(em) - len(bad)} of {len(em)} EM fits converged", n=len(em))
-    return {**c, "item": item} if item else c
-
-
-def _hopkins_note(fits):
-    return {"minmin_uncertified": sum(1 for f in fits if f["method"] == "minmin" and not f["certified"]),
-            "minmin_solves": sum(1 for f in fits if f["method"] == "minmin")}
-
 
 # ---------------------------------------------------------------- protocol (b): the tuning set
 DEFAULT_TUNING = ("arm", "cars5_g12", "1R2TCRT_g12", "1RT2TC_g13", "truck1", "1RT2TC")
@@ -143,14 +79,18 @@ def _tuning_scales():
             "paper": {**_GRID["paper"], "sequences": list(TUNING_SET)}}
 
 
-def _sequence_choices():
+def sequence_choices():
+    """Every Hopkins 155 benchmark sequence (the registry's folders without 'dancing')."""
     from lvmrepro.tasks.motion.data import hopkins_sequences
     return tuple(s for s in hopkins_sequences() if s != "dancing")
 
 
 @target("convexmr.tuning", title="Beyond the paper: settings chosen on a tuning set disjoint from Table 1",
         scales=_tuning_scales(), notebook="notebooks/convexmr/03_hopkins", check_params=_check_grid,
-        params={**_grid_types(), "sequences": List(choices=_sequence_choices(),
+        artifacts={"chosen": "per method, the setting with the lowest mean error on the tuning set, that error and "
+                             "the sequences",
+                   "grid": "every fit of the grid on the tuning set (labels stripped)"},
+        params={**_grid_types(), "sequences": List(choices=sequence_choices(),
                                                    help="tuning sequences (none may share a point with Table 1)")})
 def tuning(ctx):
     """EM (the paper's), EM at full strength and max-min on every grid setting of every tuning sequence;
@@ -186,8 +126,8 @@ def tuning(ctx):
                     "(the _g12/_g13/_g23 variants and cars2/cars2B are found from the data).", not table1_family,
                     f"{len(seqs)} tuning sequences; sharing points with Table 1: {', '.join(table1_family) or 'none'}",
                     n=len(seqs)),
-        _maxmin_certified_check(fits, p["tol"], where=" on the tuning set"),
-        _recount_check(fits),
+        C.maxmin_certified_check(fits, p["tol"], where=" on the tuning set"),
+        C.recount_check(fits),
     ]
     return {"rows": rows, "seeds": {"sequences": [_seed_int(s) for s in seeds]},
             "artifacts": {"chosen": chosen, "grid": F.strip_labels(fits)}, "claims": [], "checks": checks}
@@ -215,6 +155,14 @@ def _tuned_setting(chosen, method):
 @target("convexmr.table1", requires=("convexmr.tuning",), item="Table 1",
         title="Table 1: five Hopkins 155 sequences under three protocols (EM and its variants, max-min, min-min)",
         scales=_T1_SCALES, paper=PAPER_TABLE1, notebook="notebooks/convexmr/03_hopkins", check_params=_check_grid,
+        artifacts={"grid": "every fit of the base construction (labels stripped)",
+                   "sensitivity": "protocol (b)'s fits under every two-frame construction (the base one included)",
+                   "labels": "the labels each protocol picked ('<sequence>/<method>/<protocol>')",
+                   "tuned": "convexmr.tuning's chosen settings",
+                   "em_search": "per sequence, at how many EM settings EM from the ground truth beats the best "
+                                "restart's likelihood (experiments.convexmr.em_search_failed)",
+                   "minmin_uncertified": "min-min solves that stopped before certifying their gap",
+                   "minmin_solves": "min-min solves in all"},
         params={**_grid_types(), "sequences": List(choices=tuple(PAPER_TABLE1), help="Table 1 sequences"),
                 "sensitivity": Bool(help="also fit protocol (b)'s settings under six other two-frame constructions"),
                 "more_sequences": Int(0, help="beyond the paper: this many more sequences (every k-th of those that "
@@ -305,7 +253,7 @@ def table1(ctx):
         for g in egrid:
             e = F.pick(base, s, "em", rule="setting", setting=g)
             t = F.pick(base, s, "em_truth", rule="setting", setting=g)
-            better += t["objective"] > e["objective"] + 1e-6 * max(1.0, abs(e["objective"]))
+            better += em_search_failed(t["objective"], e["objective"])
         search[s] = {"settings": len(egrid), "truth_start_better": int(better)}
     claims = _table1_claims(rows, sens, tuned, seqs)
     # the positive control: the same EM code stopped after one step from one random start, at protocol (b)'s EM
@@ -313,9 +261,9 @@ def table1(ctx):
     one = ctx.map(_control_em_task, [(s, _tuned_setting(tuned, "em"), ss)
                                      for s, ss in zip(seqs, ctx.seeds(len(seqs), key=902))], desc="Table 1 control")
     controls = [table1_control(rows, one, seqs)]
-    checks = [_maxmin_certified_check(base + sens, p["tol"], item="Algorithm 1"),
-              _minmin_check(base, p["minmin_tol"], item="Algorithm 2"),
-              _recount_check(base + sens, item="Table 1"), _em_converged_check(base + sens, item="Table 1")]
+    checks = [C.maxmin_certified_check(base + sens, p["tol"], item="Algorithm 1"),
+              C.minmin_check(base, p["minmin_tol"], item="Algorithm 2"),
+              C.recount_check(base + sens, item="Table 1"), C.em_converged_check(base + sens, item="Table 1")]
     sens_rows = [{k: v for k, v in f.items() if k != "labels"} for f in sens]
     for s in seqs:   # the base construction's protocol-(b) fits are the first row of the sensitivity table
         for m in ("em", "em_full", "maxmin"):
@@ -323,7 +271,7 @@ def table1(ctx):
             sens_rows.append({k: v for k, v in f.items() if k != "labels"})
     return {"rows": rows, "seeds": {"sequences": [_seed_int(s) for s in seeds]},
             "artifacts": {"grid": F.strip_labels(base), "sensitivity": sens_rows, "labels": labels,
-                          "tuned": tuned, "em_search": search, **_hopkins_note(base)},
+                          "tuned": tuned, "em_search": search, **C.minmin_counts(base)},
             "claims": claims, "checks": checks, "controls": controls}
 
 
@@ -408,6 +356,9 @@ def _sensitivity_note(sens, rows, seqs):
                 "default": {"sequences": ["two_cranes", "three-cars", "cars2_07"]},
                 "paper": {"sequences": ["two_cranes", "three-cars", "cars2_07"]}},
         params={"sequences": List(choices=tuple(PAPER_TABLE1), help="sequences to draw (Table 1's)")},
+        artifacts={"points": "per sequence: first-frame pixel coordinates, the truth and each method's matched "
+                             "labels under protocols (a) and (b)",
+                   "table1_created": "the creation time of the convexmr.table1 result drawn"},
         notebook="notebooks/convexmr/03_hopkins")
 def fig2(ctx):
     """Image-plane points (first frame, pixels) with the labels of ``convexmr.table1`` under protocols (a)
@@ -445,124 +396,3 @@ def fig2(ctx):
                           f"{bad} differ", n=len(rows))]
     return {"rows": rows, "artifacts": {"points": art, "table1_created": t1["created"]},
             "claims": claims, "checks": checks}
-
-
-# ---------------------------------------------------------------- beyond the paper: the benchmark
-def _eligible(tuning_sequences):
-    from lvmrepro.tasks.motion.data import SEQUENCES_TABLE1, disjoint_sequences
-    return disjoint_sequences(list(SEQUENCES_TABLE1) + list(tuning_sequences))
-
-
-_ALL_SCALES = {
-    "smoke": {"stride": 1, "sequences": ["kanatani3", "cars9_g12"], "minmin_iter": 3000},
-    "default": {"stride": 25, "sequences": None, "minmin_iter": 5000},    # five sequences: a preview
-    "paper": {"stride": 1, "sequences": None, "minmin_iter": 10000},
-}
-ALL_METHODS = ("em", "em_full", "em_hybrid", "em_truth", "maxmin", "minmin")
-
-
-@target("convexmr.all155", requires=("convexmr.tuning",),
-        title="Beyond the paper: the Hopkins 155 benchmark without the Table 1 and tuning sequences",
-        scales=_ALL_SCALES, notebook="notebooks/convexmr/03_hopkins",
-        params={"stride": Int(1, 155, help="evaluate every stride-th eligible sequence (name order)"),
-                "sequences": Param("list", optional=True, item="str", choices=_sequence_choices(), min_len=1,
-                                   help="evaluate these (must be eligible); none: every stride-th eligible one"),
-                "minmin_iter": Int(1, help="min-min's iteration cap")})
-def all155(ctx):
-    """EM (the paper's and at full strength), EM from max-min's solution, EM from the truth, max-min and
-    min-min on every eligible sequence at protocol (b)'s settings (``convexmr.tuning``); eligible: shares no
-    point track with a Table 1 sequence or a tuning sequence."""
-    from lvmrepro.tasks.motion.data import SEQUENCES_TABLE1, load_hopkins, sequence_table, sharing_points
-    p = dict(ctx.params)
-    tun = ctx.require("convexmr.tuning")
-    chosen = tun["artifacts"]["chosen"]
-    tp = tun["params"]
-    fit_p = {"restarts": tp["restarts"], "tol": tp["tol"], "minmin_tol": tp["minmin_tol"],
-             "minmin_iter": p["minmin_iter"]}
-    eligible = _eligible(tp["sequences"])
-    if p["sequences"]:
-        wrong = [s for s in p["sequences"] if s not in eligible]
-        if wrong:
-            raise ValueError(f"sequences {wrong} share points with Table 1 or the tuning set (or are one of them); "
-                             f"choose among the {len(eligible)} eligible sequences")
-        names = list(p["sequences"])
-    else:
-        names = eligible[::p["stride"]]
-    table = sequence_table()
-    for s in names:
-        load_hopkins(s)
-    seeds = ctx.seeds(len(names), key=5)
-    ge, gf, gc = chosen["em"]["setting"], chosen["em_full"]["setting"], chosen["maxmin"]["setting"]
-    tasks = []
-    for s, ss in zip(names, seeds):
-        e1, e2, cv = ss.spawn(3)
-        if F.setting_key(ge) == F.setting_key(gf):
-            tasks.append(("em", (s, F.BASE_CONSTRUCTION, ge, ("em", "em_full", "em_truth"), e1, fit_p)))
-        else:
-            tasks.append(("em", (s, F.BASE_CONSTRUCTION, ge, ("em",), e1, fit_p)))
-            tasks.append(("em", (s, F.BASE_CONSTRUCTION, gf, ("em_full", "em_truth"), e2, fit_p)))
-        tasks.append(("convex", (s, F.BASE_CONSTRUCTION, gc, F.CONVEX, cv, fit_p)))
-    fits = F.flatten(ctx.map(F.run_task, tasks, desc="benchmark sequences"))
-    htasks = [("hybrid", (s, F.BASE_CONSTRUCTION, gf, [F.pick(fits, s, "maxmin", rule="setting", setting=gc)["labels"]],
-                          fit_p)) for s in names]
-    fits += F.flatten(ctx.map(F.run_task, htasks, desc="EM from max-min"))
-    rows = []
-    for s in names:
-        got = {f["method"]: f for f in fits if f["sequence"] == s}
-        rows.append({"sequence": s, "points": table[s].n_points, "k": table[s].k, "category": table[s].category,
-                     **{m: got[m]["error"] for m in ALL_METHODS},
-                     "maxmin_rel_gap": got["maxmin"]["rel_gap"], "minmin_certified": got["minmin"]["certified"],
-                     "minmin_rel_gap": got["minmin"]["rel_gap"], "minmin_iterations": got["minmin"]["iterations"],
-                     "em_objective": got["em"]["objective"], "em_truth_objective": got["em_truth"]["objective"],
-                     "em_full_objective": got["em_full"]["objective"]})
-    summary = _summary(rows)
-    claims = _all_claims(rows)
-    blocked = set(SEQUENCES_TABLE1) | set(tp["sequences"])
-    touching = sorted(s for s in names if s in blocked or sharing_points(s) & blocked)
-    checks = [stats.check("evaluated-disjoint", "No evaluated sequence is a Table 1 or tuning sequence or shares a "
-                          "point track with one.", not touching,
-                          f"{len(names)} evaluated of {len(eligible)} eligible; touching: {', '.join(touching) or 'none'}",
-                          n=len(names)),
-              _maxmin_certified_check(fits, fit_p["tol"]),
-              _minmin_check(fits, fit_p["minmin_tol"]),
-              _recount_check(fits), _em_converged_check(fits)]
-    return {"rows": rows, "seeds": {"sequences": [_seed_int(s) for s in seeds]},
-            "artifacts": {"settings": chosen, "summary": summary, "eligible": len(eligible),
-                          "labels": {f"{f['sequence']}/{f['method']}": f["labels"] for f in fits},
-                          "tuning_created": tun["created"], **_hopkins_note(fits)},
-            "claims": claims, "checks": checks}
-
-
-def _summary(rows):
-    """Mean and median misclassification (in percent) per method for two motions, three motions, all."""
-    out = []
-    for group, sub in (("two motions", [r for r in rows if r["k"] == 2]),
-                       ("three motions", [r for r in rows if r["k"] == 3]), ("all", rows)):
-        if not sub:
-            continue
-        entry = {"group": group, "sequences": len(sub)}
-        for m in ALL_METHODS:
-            v = 100 * np.array([r[m] for r in sub])
-            entry[f"{m}_mean"] = float(v.mean())
-            entry[f"{m}_median"] = float(np.median(v))
-        out.append(entry)
-    return out
-
-
-def _all_claims(rows):
-    em = [r["em"] for r in rows]
-    out = []
-    for conv, vs, stmt in (
-            ("maxmin", "em", "max-min has a lower error rate than EM with random restarts (the paper's EM)"),
-            ("minmin", "em", "min-min has a lower error rate than EM with random restarts (the paper's EM)"),
-            ("maxmin", "em_full", "max-min has a lower error rate than EM at full strength (the same number of "
-                                  "starts, drawn from random and k-means-style initialisations)")):
-        name = {"maxmin": "max-min", "minmin": "min-min"}[conv]
-        out.append(stats.paired_claim(
-            f"{conv}-beats-{vs}-benchmark",
-            f"Beyond the paper: on the Hopkins 155 sequences outside Table 1 and the tuning set, with settings chosen "
-            f"on the tuning set, {stmt}.",
-            [r[conv] for r in rows], [r[vs] for r in rows] if vs != "em" else em, better="lower", unit="sequence",
-            threshold=HOPKINS_THRESHOLD, test="wilcoxon", names=(name, {"em": "EM", "em_full": "EM (full)"}[vs]),
-            what="error rate"))
-    return out
