@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from lvmrepro.engine.gmm.kmeans import centres_of
+from lvmrepro.engine.kmeans import kmeans_plus_plus
 from lvmrepro.engine.validation import as_float_matrix, check_k
 
 INITS = ("forgy", "random_partition", "kmeans++")
@@ -34,24 +35,9 @@ def random_partition(X, k: int, rng: np.random.Generator, *, empty: str = "origi
 
 
 def kmeanspp(X, k: int, rng: np.random.Generator) -> np.ndarray:
-    """k-means++ seeding (Arthur & Vassilvitskii 2007): the first centre uniform, each next one a
-    data point drawn with probability proportional to its squared distance to the nearest chosen
-    centre (D^2 weighting; no greedy local trials)."""
-    X = as_float_matrix(X, "X")
-    n = X.shape[0]
-    k = check_k(k, n)
-    idx = np.empty(k, dtype=np.int64)
-    idx[0] = rng.integers(n)
-    d2 = np.sum((X - X[idx[0]]) ** 2, axis=1)
-    for c in range(1, k):
-        total = d2.sum()
-        if total <= 0.0:  # fewer distinct points than k: pick among the remaining uniformly
-            rest = np.setdiff1d(np.arange(n), idx[:c])
-            idx[c] = rng.choice(rest)
-        else:
-            idx[c] = min(int(np.searchsorted(np.cumsum(d2), rng.uniform(0.0, total), side="right")), n - 1)
-        d2 = np.minimum(d2, np.sum((X - X[idx[c]]) ** 2, axis=1))
-    return X[idx].copy()
+    """k-means++ seeding: the engine's :func:`lvmrepro.engine.kmeans.kmeans_plus_plus` (D² weighting, no greedy
+    local trials)."""
+    return kmeans_plus_plus(X, k, rng)
 
 
 def initialise(name: str, X, k: int, rng: np.random.Generator, *, empty: str = "origin") -> np.ndarray:

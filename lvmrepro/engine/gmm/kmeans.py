@@ -218,12 +218,22 @@ def per_point(value: float, n: int) -> float:
     return value / n
 
 
+def _check_family(family, name: str) -> KMeansFamily:
+    if not isinstance(family, KMeansFamily):
+        raise TypeError(f"{name}(family, mu0) runs on a KMeansFamily (KMeansFamily(X, k)); got "
+                        f"{type(family).__name__} -- for k-means on a plain array use lvmrepro.engine.kmeans.kmeans(X, k)")
+    return family
+
+
 def kmeans(family: KMeansFamily, mu0, *, eps: float = 0.0, max_iter: int = 10_000, **kw) -> Trace:
-    """Lloyd's k-means = MM with the touching bound; stops when no point would move (d_t <= eps)."""
+    """Lloyd's k-means = MM with the touching bound; stops when no point would move (d_t <= eps).  ``family`` is a
+    :class:`KMeansFamily` (TypeError otherwise; plain arrays: :func:`lvmrepro.engine.kmeans.kmeans`)."""
+    _check_family(family, "kmeans")
     return run_mm(family, family.check_centres(mu0), eps=eps, max_iter=max_iter, **kw)
 
 
 def gmm_kmeans(family: KMeansFamily, mu0, *, eta: float, eps: float, rng: np.random.Generator,
                max_iter: int = 10_000, **kw) -> Trace:
-    """G-MM with random valid bounds (Algorithm 1, section 4.1)."""
+    """G-MM with random valid bounds (Algorithm 1, section 4.1) on a :class:`KMeansFamily` (TypeError otherwise)."""
+    _check_family(family, "gmm_kmeans")
     return run(family, family.check_centres(mu0), eta=eta, eps=eps, rng=rng, max_iter=max_iter, **kw)

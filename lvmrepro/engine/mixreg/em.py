@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lvmrepro.engine.mixreg.relaxation import DEFAULT_TOL, check_positive, kmeans
+from lvmrepro.engine.kmeans import kmeans
+from lvmrepro.engine.mixreg.relaxation import DEFAULT_TOL, ROUNDING_MAX_ITER, check_positive
 from lvmrepro.engine.validation import MAX_COORDINATE, as_float_matrix, as_float_vector, check_k
 from lvmrepro.params import check_allocation, check_count
 
@@ -140,7 +141,7 @@ def local_fits(X: np.ndarray, y: np.ndarray, n_neighbors: int) -> np.ndarray:
 
 
 def _kmeans_labels(Z, k, rng, restarts):
-    return np.array([kmeans(Z, k, rng, n_init=1)[0] for _ in range(restarts)])
+    return np.array([kmeans(Z, k, rng=rng, max_iter=ROUNDING_MAX_ITER).labels for _ in range(restarts)])
 
 
 def _starts(X, y, k, init, restarts, rng, n_neighbors):

@@ -25,12 +25,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg
 
+from lvmrepro.engine.kmeans import kmeans
 from lvmrepro.engine.validation import MAX_COORDINATE, as_float_matrix, as_float_vector, check_k
 
 
 # The relative stopping tolerance shared by EM, max-min and min-min: the certified relative duality gap
 # (upper - lower) / max(1, |upper|) for the convex solvers, the relative objective gain per iteration for EM.
 DEFAULT_TOL = 1e-6
+#: Lloyd's assignment steps per k-means start of the rounding (Step 6)
+ROUNDING_MAX_ITER = 100
 
 
 @dataclass
@@ -171,39 +174,6 @@ def embedding(M: np.ndarray, k: int) -> np.ndarray:
     return P * np.sqrt(np.clip(lam, 0.0, None))[None, :]
 
 
-def kmeans(Z: np.ndarray, k: int, rng: np.random.Generator, *, n_init: int = 10, max_iter: int = 100):
-    """Lloyd's k-means with k-means++ seeding, best of ``n_init``; returns (labels, inertia)."""
-    if isinstance(n_init, bool) or not isinstance(n_init, (int, np.integer)) or n_init < 1:
-        raise ValueError(f"n_init must be a positive integer; got {n_init!r}")
-    from lvmrepro.engine.kernels import assign_nearest
-    Z = np.ascontiguousarray(Z, dtype=np.float64)
-    t = Z.shape[0]
-    best = (None, np.inf)
-    for _ in range(n_init):
-        centres = np.empty((k, Z.shape[1]))
-        centres[0] = Z[rng.integers(t)]
-        d2 = ((Z - centres[0]) ** 2).sum(1)
-        for j in range(1, k):
-            total = d2.sum()
-            idx = rng.choice(t, p=d2 / total) if total > 0 else rng.integers(t)
-            centres[j] = Z[idx]
-            d2 = np.minimum(d2, ((Z - centres[j]) ** 2).sum(1))
-        labels = None
-        for _ in range(max_iter):
-            new, dist = assign_nearest(Z, centres)
-            if labels is not None and np.array_equal(new, labels):
-                break
-            labels = new
-            for j in range(k):
-                members = Z[labels == j]
-                if len(members):
-                    centres[j] = members.mean(0)
-        inertia = float(dist.sum())
-        if inertia < best[1]:
-            best = (labels.copy(), inertia)
-    return best
-
-
 def refit(X: np.ndarray, y: np.ndarray, labels: np.ndarray, k: int, ridge: float = 0.0) -> np.ndarray:
     """Least-squares regressor of each group (k x n); an empty group gets zeros."""
     n = X.shape[1]
@@ -243,5 +213,5 @@ class RelaxationResult:
 
 
 def round_and_refit(prob: Problem, M: np.ndarray, rng: np.random.Generator, n_init: int = 10):
-    labels, _ = kmeans(embedding(M, prob.k), prob.k, rng, n_init=n_init)
+    labels = kmeans(embedding(M, prob.k), prob.k, rng=rng, n_init=n_init, max_iter=ROUNDING_MAX_ITER).labels
     return labels, refit(prob.X, prob.y, labels, prob.k)
