@@ -6,6 +6,7 @@
   the learners (CCCP, self-paced learning, group norm) and every convex inner solver (:mod:`.lssvm.inner`);
   generic models (enumerable states, ragged positions, a latent chain) in :mod:`.lssvm.models`;
 * :mod:`.mixreg` -- mixture regression: EM, the convex relaxation's max-min and min-min algorithms;
+* :mod:`.kmeans` -- k-means on plain arrays (Lloyd's algorithm, k-means++ seeding): the one every chapter uses;
 * :mod:`.kernels` -- validated wrappers of the Cython kernels (:mod:`._kernels`, each with a NumPy twin
   ``*_ref``); :mod:`.validation` -- argument checks; :mod:`.metrics` -- ranking measures (average precision).
 
