@@ -73,7 +73,7 @@ def table1_reading(res: dict) -> str:
         below = [s for s, (a, b) in err.items() if a < b]
         above = [s for s, (a, b) in err.items() if a > b]
         lines.append(f"* {RULE_NAMES[tag]}: max-min is below EM on {', '.join(below) or 'no sequence'} and above it on "
-                     f"{', '.join(above) or 'no sequence'}; {claim_clause(c)} ({paired_summary(c)}).")
+                     f"{', '.join(above) or 'no sequence'}; {claim_clause(c)}; {paired_summary(c)}.")
     full = [s for s in seqs if row_where(res, sequence=s, method="em_full")["oracle"]
             < row_where(res, sequence=s, method="maxmin")["oracle"]]
     lines.append(f"* EM at full strength, oracle-tuned, is below max-min on {len(full)} of {len(seqs)} sequences"
@@ -276,7 +276,7 @@ def benchmark_reading(al: dict) -> str:
     lines = []
     for cid in ("maxmin-beats-em-benchmark", "minmin-beats-em-benchmark", "maxmin-beats-em_full-benchmark"):
         c = claim_by_id(al, cid)
-        lines.append(f"* {c['names'][0]} against {c['names'][1]}: {claim_clause(c)} ({paired_summary(c)}).")
+        lines.append(f"* {c['names'][0]} against {c['names'][1]}: {claim_clause(c)}; {paired_summary(c)}.")
     every = next(g for g in a["summary"] if g["group"] == "all")
     lines.append("* Mean misclassification over all evaluated sequences: "
                  + ", ".join(f"{METHOD_NAMES[m]} {every[f'{m}_mean']:.1f} %" for m in ALL_METHODS) + ".")

@@ -87,8 +87,8 @@ def verdict_reading(res: dict) -> str:
                                                           "chance")}
     n = len(res["artifacts"]["per_repeat"])
     return (f"On {n} fresh data sets max-min (q = 1) averages {mean['maxmin_q1']:.3f} against EM's {mean['em']:.3f} "
-            f"(paper: {res['paper']['convex_mean']:.3f} and {res['paper']['em_mean']:.3f}); {claim_clause(c)} "
-            f"({paired_summary(c)}). EM at full strength (the same {res['params']['restarts']} starts, a quarter each "
+            f"(paper: {res['paper']['convex_mean']:.3f} and {res['paper']['em_mean']:.3f}); {claim_clause(c)}; "
+            f"{paired_summary(c)}. EM at full strength (the same {res['params']['restarts']} starts, a quarter each "
             f"from random hard, random soft and two k-means-style initialisations) averages {mean['em_full']:.3f}; EM "
             f"started from max-min's solution {mean['em_hybrid']:.3f}; EM started from the ground truth "
             f"{mean['em_truth']:.3f}, and it reaches a higher likelihood than the best of the random restarts on "

@@ -142,8 +142,8 @@ def stopping_reading(res: dict) -> str:
              f"{s['further_spl']:.3g} (the band Cε is between {s['band_min']:g} and {s['band_max']:g}).",
              f"* The median gap CCCP − SPL is {s['gap_bands']:+.2f} bands at the paper's rule and "
              f"{s['gap_bands_converged']:+.2f} bands converged.",
-             f"* \"SPL reaches a lower objective\": at the paper's rule {claim_clause(rule)} ({paired_summary(rule)}); "
-             f"converged {claim_clause(conv)} ({paired_summary(conv)}).",
+             f"* \"SPL reaches a lower objective\": at the paper's rule {claim_clause(rule)}; {paired_summary(rule)}; "
+             f"converged {claim_clause(conv)}; {paired_summary(conv)}.",
              "* Per pair (paired over its C values), paper's rule → converged: "
              + "; ".join(f"{q}: {stats.verdict_of(cells_r[q])} → {stats.verdict_of(cells_c[q])}" for q in cells_r) + "."]
     moved = s["pairs_moved"]

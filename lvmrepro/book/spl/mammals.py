@@ -150,14 +150,14 @@ def reading(res: dict, f4: dict) -> str:
     d_obj = [r["CCCP"]["objective"] - r["SPL"]["objective"] for r in runs]
     paper = {r["method"]: r for r in res["paper"]["rows"]}
     lines.append(f"* *Objective.* CCCP − SPL per split: {', '.join(f'{d:+.3f}' for d in d_obj)} (tolerance Cε = "
-                 f"{p['C'] * p['eps']:g}); \"SPL lower\": {claim_clause(obj)} ({paired_summary(obj)}); \"on every "
-                 f"fold\": {claim_clause(every)}. The paper's objectives ({paper['CCCP']['objective'][0]} for CCCP, "
-                 f"{paper['SPL']['objective'][0]} for SPL) are on another scale (other features).")
+                 f"{p['C'] * p['eps']:g}); \"SPL lower\": {claim_clause(obj)}; {paired_summary(obj)}; \"on every "
+                 f"fold\": {claim_clause(every)}. The paper's objectives ({paper['CCCP']['objective'][0]:.2f} for CCCP, "
+                 f"{paper['SPL']['objective'][0]:.2f} for SPL, as printed) are on another scale (other features).")
     for key, what, unit in (("train_loss", "training", runs[0]["n_train"]), ("test_loss", "test", runs[0]["n_test"])):
         c = claim_by_id(res, "spl-" + key.replace("_", "-"))
         diffs = ", ".join(f"{r['CCCP'][key] - r['SPL'][key]:+.1f}" for r in runs)
         lines.append(f"* *{what.capitalize()} loss*, CCCP − SPL per split (points): {diffs}; one {what} image is "
-                     f"{100 / unit:.1f} points ({unit} images per split); {claim_clause(c)} ({paired_summary(c)}).")
+                     f"{100 / unit:.1f} points ({unit} images per split); {claim_clause(c)}; {paired_summary(c)}.")
     never = claim_by_id(res, "cccp-never-better")
     lines.append(f"* *CCCP never better*: {claim_clause(never)}; CCCP better on "
                  f"{', '.join(never['cccp_better_on']) or 'no measure of any split'}.")
