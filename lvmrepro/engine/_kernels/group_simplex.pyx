@@ -21,6 +21,8 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport INFINITY, sqrt, fabs
 
+from lvmrepro.engine._kernels._pair cimport violating_pair
+
 cnp.import_array()
 
 
@@ -77,15 +79,7 @@ def group_simplex_smo(const double[:, :, ::1] Q,   # IN  (P, K, K) per-block PSD
             gd = INFINITY
             up = -1
             down = -1
-            ga = 0.0
-            for i in range(K):
-                ga = ga + g[i] * alpha[i]
-                if g[i] > gu:
-                    gu = g[i]
-                    up = i
-                if alpha[i] > 0.0 and g[i] < gd:
-                    gd = g[i]
-                    down = i
+            ga = violating_pair(&g[0], &alpha[0], 0, K, &gu, &up, &gd, &down)
             fw = total * gu - ga
             if fw <= tol or steps >= max_steps or up < 0 or down < 0 or up == down:
                 break

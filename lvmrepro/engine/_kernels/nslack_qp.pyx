@@ -17,6 +17,8 @@ import numpy as np
 cimport numpy as cnp
 from libc.math cimport INFINITY, fabs
 
+from lvmrepro.engine._kernels._pair cimport violating_pair
+
 cnp.import_array()
 
 
@@ -84,13 +86,7 @@ def nslack_dcd(const double[:, ::1] G,        # IN  (K, d) planes, grouped by bl
                     if s > 0.0:
                         gd = 0.0
                         down = -1
-                    for k in range(lo, hi):
-                        if grad[k] > gu:
-                            gu = grad[k]
-                            up = k
-                        if alpha[k] > 0.0 and grad[k] < gd:
-                            gd = grad[k]
-                            down = k
+                    violating_pair(&grad[0], &alpha[0], lo, hi, &gu, &up, &gd, &down)
                     if down == -2 or up == down or gu - gd <= 1e-15 * (1.0 + fabs(gu)):
                         break
                     curv = 0.0
