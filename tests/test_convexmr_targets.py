@@ -126,6 +126,8 @@ def test_runtime_order_claim_is_a_band_on_the_ratio():
     import numpy as np
     from lvmrepro.experiments import validate_result
     from lvmrepro.experiments.convexmr.runtime import BAND, _order_claim
+    from lvmrepro.experiments.registry import get_target
+    artifacts = dict.fromkeys(get_target("convexmr.runtime").artifacts)
     em = np.ones(5)
     inside = _order_claim(np.array([3.0, 3.5, 4.0, 3.2, 3.8]), em, "")
     above = _order_claim(np.array([23.0, 64.0, 15.0, 64.0, 44.0]), em, "")
@@ -136,4 +138,5 @@ def test_runtime_order_claim_is_a_band_on_the_ratio():
     assert above["p"] == below["p"] == 1 / 32 and mixed["reason"] and few["reason"]
     for c in (inside, above, mixed, few):
         validate_result({"target": "convexmr.runtime", "scale": "smoke", "seeds": {}, "data": [], "runtime_s": 0.0,
-                         "version": "0", "git_commit": "x", "rows": [], "claims": [c], "paper": None})
+                         "version": "0", "git_commit": "x", "rows": [], "claims": [c], "paper": None,
+                         "artifacts": artifacts})
