@@ -243,17 +243,17 @@ def fig3_claims(comp, p, n_test) -> list[dict]:
         out.append({**stats.paired_claim(
             "spl-objective-lower" + suffix,
             f"SPL reaches a lower objective than CCCP over the (pair, C) runs, {when}.",
-            a, b, better="lower", unit="(pair, C) run", threshold=1.0, names=("SPL", "CCCP"),
+            a, b, better="lower", unit="run (pair, C)", threshold=1.0, names=("SPL", "CCCP"),
             what="objective (in bands C eps)", note=counts), "item": "Figure 3"})
         cells = {}
         for pair in pairs:
             idx = [i for i, r in enumerate(comp) if r["pair"] == pair]
-            cells[pair] = stats.paired_claim(f"_{pair}", "", a[idx], b[idx], better="lower", unit="C value",
+            cells[pair] = stats.paired_claim(f"_{pair}", "", a[idx], b[idx], better="lower", unit="value of C",
                                              threshold=1.0, names=("SPL", "CCCP"), what="objective (in bands)")
         out.append({**stats.all_cells_claim(
             "spl-objective-lower-each-pair" + suffix,
             f"SPL reaches a lower objective than CCCP on each digit pair (paired over its C values), {when}.",
-            cells, unit="C value within a pair", missing=missing), "item": "Figure 3"})
+            cells, unit="value of C within a pair", missing=missing), "item": "Figure 3"})
     # Test error: "the best test error across C values is better for self-paced learning for 1-7, and is
     # the same for the others".  A best-over-C value is one number per pair, so we pair over C instead.
     one_image = 1.0 / n_test
@@ -264,7 +264,7 @@ def fig3_claims(comp, p, n_test) -> list[dict]:
             "spl-test-error-1-7", "On 1-7, SPL's test error is lower than CCCP's (paired over C; paper: "
             "SPL's best test error over C is better on 1-7).",
             [r["test_err_spl"] for r in idx], [r["test_err_cccp"] for r in idx], better="lower",
-            unit="C value", threshold=one_image, names=("SPL", "CCCP"), what="test error"), "item": "Figure 3"})
+            unit="value of C", threshold=one_image, names=("SPL", "CCCP"), what="test error"), "item": "Figure 3"})
     others = [q for q in pairs if q != "1-7"]
     if others:
         cells, margins = {}, {}
@@ -277,7 +277,7 @@ def fig3_claims(comp, p, n_test) -> list[dict]:
         out.append({**_equivalence_claim(
             "spl-test-error-same-others", "On " + ", ".join(others) + ", SPL's and CCCP's test errors are the "
             "same (paired over C; paper: SPL's best test error over C equals CCCP's).", cells, margins,
-            unit="C value"), "item": "Figure 3"})
+            unit="value of C"), "item": "Figure 3"})
     # "Across all experiments for both learning methods, using hidden variables achieves better test error."
     cells = {}
     for pair in pairs:
@@ -285,12 +285,12 @@ def fig3_claims(comp, p, n_test) -> list[dict]:
         for learner in ("cccp", "spl"):
             cells[f"{pair} {learner.upper()}"] = stats.paired_claim(
                 "_", "", [r[f"test_err_{learner}"] for r in pr], [r["test_err_no_latent"] for r in pr],
-                better="lower", unit="C value", threshold=one_image, names=(learner.upper(), "no latent"),
+                better="lower", unit="value of C", threshold=one_image, names=(learner.upper(), "no latent"),
                 what="test error")
     out.append({**stats.all_cells_claim(
         "latent-beats-no-latent", "For every pair and both learners, the latent-rotation model has a lower "
         "test error than the model without the latent rotation (paired over C; paper: 'across all "
-        "experiments for both learning methods').", cells, unit="C value within a (pair, learner)",
+        "experiments for both learning methods').", cells, unit="value of C within a (pair, learner)",
         evidence_prefix="threshold one test image per cell; ",
         missing=[f"{q} {learner}" for q in missing for learner in ("CCCP", "SPL")]), "item": "Figure 3"})
     return out
