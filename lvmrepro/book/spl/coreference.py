@@ -1,0 +1,182 @@
+"""What ``notebooks/spl/04_coreference`` shows: the run's protocol, SPL Figure 1 (relative objective, training and
+test loss against C, both losses), the counts of significant experiments beside the paper's, the losses at the best
+C beside the paper's, the CoNLL scores, the greedy pairwise inference against brute force, the runtimes and the
+claims in words -- from the result of ``spl.fig1``."""
+from __future__ import annotations
+
+import numpy as np
+
+from lvmrepro.book import report
+from lvmrepro.book.phrases import claim_clause, number, paired_summary
+from lvmrepro.experiments import claim_by_id
+from lvmrepro.experiments.spl.coreference import METHODS, stopping_moves_verdict
+
+#: Figure 1 (a): a C value's colour by the experiment's outcome outside the band C ε
+OUTCOME_COLOURS = {"spl": "green", "cccp": "red", "tie": "0.6"}
+LEARNER_COLOURS = {"cccp": "C3", "spl": "C0"}
+LOSS_NAMES = {"mitre": "MITRE", "pairwise": "pairwise"}
+
+
+def protocol_note(res: dict) -> str:
+    """The run: splits, documents and mentions of the first split, the C grid, ε, runtime and the run's notes."""
+    p, a = res["params"], res["artifacts"]
+    lines = [f"**Scale {res['scale']}**: {len(p['splits'])} split(s) {p['splits']}; split {p['splits'][0]} has "
+             f"{a['n_train_docs']} training documents ({a['n_train_mentions']} mentions) and {a['n_test_docs']} test "
+             f"documents ({a['n_test_mentions']} mentions); {len(p['C'])} values of C from {min(p['C']):g} to "
+             f"{max(p['C']):g}; ε = {p['eps']:g}, tight ε = {p['tight_eps']:g}; runtime {res['runtime_s']:.0f} s "
+             f"with jobs = {res['jobs']}."]
+    return "\n".join(lines + [f"* {note}" for note in res["notes"]])
+
+
+def _rows(res, loss, split):
+    return sorted((r for r in res["rows"] if r["loss"] == loss and r["split"] == split), key=lambda r: r["C"])
+
+
+def figure1(res: dict):
+    """Figure 1: per loss (rows) the relative objective (CCCP − SPL) / CCCP at the stopping rule, coloured by the
+    outcome outside the band C ε (dotted: ± the band), and both learners' training and test loss against C. The
+    first split is drawn in full, the others as thin lines."""
+    import matplotlib.pyplot as plt
+    p = res["params"]
+    s0 = p["splits"][0]
+    fig, axes = plt.subplots(len(p["losses"]), 3, figsize=(12, 3.4 * len(p["losses"])), squeeze=False)
+    for i, loss in enumerate(p["losses"]):
+        for s in p["splits"]:
+            rr = _rows(res, loss, s)
+            Cs = np.array([r["C"] for r in rr])
+            first = s == s0
+            if first:
+                ax, band = axes[i, 0], np.array([r["band"] for r in rr])
+                ax.plot(Cs, band, "k:", Cs, -band, "k:", lw=0.8)
+                ax.axhline(0, color="k", ls="--", lw=0.6)
+                ax.scatter(Cs, [r["relative_objective"] for r in rr], zorder=3,
+                           c=[OUTCOME_COLOURS[r["significant"]] for r in rr])
+            for j, part in ((1, "train"), (2, "test")):
+                for m in METHODS:
+                    axes[i, j].plot(Cs, [r[f"{part}_loss_{m}"] for r in rr], "o-" if first else "-", ms=3,
+                                    color=LEARNER_COLOURS[m], lw=1.5 if first else 0.5, alpha=1 if first else 0.4,
+                                    label=m.upper() if first else None)
+        for j, (title, ylabel) in enumerate((("(a) relative objective", "(CCCP − SPL) / CCCP"),
+                                             ("(b) training loss", "training loss (%)"),
+                                             ("(c) test loss", "test loss (%)"))):
+            axes[i, j].set_xscale("log")
+            axes[i, j].set_title(f"{LOSS_NAMES[loss]}: {title}", fontsize=10)
+            axes[i, j].set_xlabel("C")
+            axes[i, j].set_ylabel(ylabel)
+        axes[i, 1].legend(fontsize=8)
+    fig.suptitle(f"SPL Figure 1 on LitBank ({res['scale']} scale, seed {res.get('seed', 0)}): split {s0} drawn in "
+                 "full", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def count_table(res: dict) -> dict:
+    """Per split and loss: the experiments (C values) in which SPL's objective is lower or higher than CCCP's by
+    more than C ε, at the stopping rule and after the tighter continuation; the paper's counts in the caption."""
+    rows = []
+    for key, c in res["artifacts"]["counts"].items():
+        split, loss = key.split("/")
+        rows.append({"split": int(split), "loss": LOSS_NAMES[loss],
+                     "SPL better (stopping rule)": c[""]["better"], "SPL worse (stopping rule)": c[""]["worse"],
+                     "SPL better (converged)": c["_tight"]["better"], "SPL worse (converged)": c["_tight"]["worse"],
+                     "experiments": c[""]["n"]})
+    pp = res["paper"]
+    return {"rows": rows, "caption": f"Experiments in which SPL's objective is lower (better) or higher (worse) than "
+                                     f"CCCP's by more than C·ε; paper (one split, both losses): better in "
+                                     f"{pp['spl_significantly_better']}, worse in {pp['spl_significantly_worse']} of "
+                                     f"{pp['experiments']}"}
+
+
+def best_table(res: dict) -> dict:
+    """Per loss and learner: the training and test loss at the best C (mean ± std over the splits) beside the
+    paper's."""
+    rows, paper = [], res["paper"]["best_C_loss"]
+    for loss in res["params"]["losses"]:
+        for m in METHODS:
+            row = {"loss": LOSS_NAMES[loss], "learner": m.upper()}
+            for part in ("train", "test"):
+                v = np.array(res["artifacts"]["best"][f"{loss}/{part}"][m])
+                row.update(report.vs_paper(f"{part} loss", v.mean(), v.std(ddof=1) if len(v) > 1 else 0.0,
+                                           paper[loss][part][m], None, "{:.2f}"))
+            rows.append(row)
+    return {"rows": rows, "caption": "Loss at the best C (percent; ours: LitBank, paper: MUC-6 with its own loss "
+                                     "normalisation -- compare the direction, not the values)"}
+
+
+def conll_table(res: dict) -> dict:
+    """Test-set MUC, B³, CEAF-e F1 and the CoNLL score per system (each learner at its best C by test loss, the two
+    string-match baselines), mean over the splits."""
+    by: dict[str, list[dict]] = {}
+    for r in res["artifacts"]["conll"]:
+        by.setdefault(r["system"], []).append(r)
+    keys = ("MUC", "B3", "CEAF-e", "CoNLL")
+    rows = [{"system": system, **{k: float(np.mean([r[k] for r in rr])) for k in keys}, "splits": len(rr)}
+            for system, rr in by.items()]
+    return {"rows": rows, "formats": {k: ".3f" for k in keys},
+            "caption": "Test-set F1 (fractions) on gold mentions, mean over the splits"}
+
+
+def gap_reading(res: dict) -> str:
+    """The greedy pairwise loss-augmented inference against the brute-force optimum on small windows, in words."""
+    g = res["artifacts"]["gap"]
+    if g is None:
+        return "The pairwise loss was not run."
+    return (f"On {g['n_windows']} windows (weights of C = {g['C']:g}), the model's loss-augmented value -- the best of "
+            f"the greedy, the gold clustering and the prediction -- reaches the optimum in "
+            f"{100 * g['exact_fraction']:.0f} % of the windows; its mean gap is {number(g['mean_gap'], '.3g')} loss "
+            f"points (largest {number(g['max_gap'], '.3g')}) against a mean optimum of "
+            f"{number(g['mean_optimum'], '.4g')}. The greedy alone reaches the optimum in "
+            f"{100 * g['exact_fraction_greedy_alone']:.0f} % (mean gap {number(g['mean_gap_greedy_alone'], '.3g')}).")
+
+
+def runtime_table(res: dict) -> dict:
+    """Per loss and learner: the mean CPU seconds, oracle passes and outer iterations of one fit beside the paper's
+    seconds per experiment."""
+    runs, rows = res["artifacts"]["runs"], []
+    for loss in res["params"]["losses"]:
+        for m in METHODS:
+            rr = [r for r in runs if r["loss"] == loss and r["method"] == m]
+            rows.append({"loss": LOSS_NAMES[loss], "learner": m.upper(),
+                         "CPU s per experiment (ours)": float(np.mean([r["cpu_s"] for r in rr])),
+                         "oracle passes (ours)": float(np.mean([r["passes"] for r in rr])),
+                         "outer iterations (ours)": float(np.mean([r["iterations"] for r in rr])),
+                         "s per experiment (paper, 2010)": res["paper"]["runtime_s"][m]})
+    return {"rows": rows,
+            "formats": {"CPU s per experiment (ours)": ".2f", "oracle passes (ours)": ".0f",
+                        "outer iterations (ours)": ".1f"},
+            "caption": "Mean over the experiments of one learner's fit at the paper's stopping rule (the paper "
+                       "averages over its experiments); a pass is one loss-augmented inference over the training "
+                       "documents"}
+
+
+def feature_table() -> dict:
+    """The pair features x_ij of the model."""
+    from lvmrepro.tasks.coref.features import feature_table as features
+    return {"rows": features(), "caption": "Pair features x_ij (i the earlier mention, j the later one)"}
+
+
+def reading(res: dict) -> str:
+    """The claims in words: the objective at the stopping rule and converged (and whether the stopping rule moves
+    the verdict), the losses at the best C, the runtime."""
+    lines = []
+    for loss in res["params"]["losses"]:
+        a = claim_by_id(res, f"spl-objective-{loss}")
+        b = claim_by_id(res, f"spl-objective-{loss}-converged")
+        moved = stopping_moves_verdict(res["claims"], loss)
+        lines.append(f"* *Objective, {LOSS_NAMES[loss]} loss.* \"SPL lower\" at the paper's stopping rule: "
+                     f"{claim_clause(a)}; "
+                     f"{paired_summary(a)}. After the tighter continuation: {claim_clause(b)}; "
+                     f"{paired_summary(b)}"
+                     + (". The verdict changes with the stopping rule." if moved
+                        else ". The stopping rule does not drive the verdict."))
+    for loss in res["params"]["losses"]:
+        for part, word in (("train", "training"), ("test", "test")):
+            c = claim_by_id(res, f"spl-best-{part}-{loss}")
+            lines.append(f"* *{word.capitalize()} loss at the best C, {LOSS_NAMES[loss]}.* "
+                         f"\"SPL lower\": {claim_clause(c)}; {paired_summary(c)}.")
+    c = claim_by_id(res, "spl-runtime")
+    rt = res["paper"]["runtime_s"]
+    lines.append(f"* *Runtime.* SPL takes {res['artifacts']['runtime_ratio']:.2f} times CCCP's CPU time (geometric "
+                 f"mean over {c['n']} experiments; paper {rt['spl'] / rt['cccp']:.2f}); \"SPL is no slower\": "
+                 f"{claim_clause(c)}.")
+    return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""The presentation of notebooks/spl/04_coreference (lvmrepro.book.spl.coreference) on a smoke result of spl.fig1."""
+from book_checks import assert_figure, assert_table
+from conftest import needs_data
+from lvmrepro import stats
+from lvmrepro.book.spl import coreference
+from lvmrepro.experiments import claim_by_id
+from lvmrepro.experiments.spl.coreference import stopping_moves_verdict
+
+pytestmark = needs_data
+
+
+def test_figure1_and_tables(smoke_result):
+    res = smoke_result("spl.fig1")
+    p, a = res["params"], res["artifacts"]
+    assert f"{a['n_train_docs']} training documents" in coreference.protocol_note(res)
+    fig = coreference.figure1(res)
+    first = [r for r in res["rows"] if r["loss"] == p["losses"][0] and r["split"] == p["splits"][0]]
+    assert sorted(fig.axes[0].collections[0].get_offsets()[:, 1]) == sorted(r["relative_objective"] for r in first)
+    assert_figure(fig, 3 * len(p["losses"]))
+    counts = assert_table(coreference.count_table(res), len(p["splits"]) * len(p["losses"]))
+    key = f"{p['splits'][0]}/{p['losses'][0]}"
+    assert counts[0]["SPL better (stopping rule)"] == a["counts"][key][""]["better"]
+    assert "better in 11, worse in 1 of 40" in coreference.count_table(res)["caption"]
+    best = assert_table(coreference.best_table(res), 2 * len(p["losses"]))
+    assert best[0]["train loss (paper)"] == f"{res['paper']['best_C_loss'][p['losses'][0]]['train']['cccp']:.2f}"
+    conll = assert_table(coreference.conll_table(res))
+    assert {r["system"] for r in conll} == {r["system"] for r in a["conll"]}
+    runtime = assert_table(coreference.runtime_table(res), 2 * len(p["losses"]))
+    assert runtime[1]["s per experiment (paper, 2010)"] == res["paper"]["runtime_s"]["spl"]
+    assert_table(coreference.feature_table(), 53)
+    g = a["gap"]
+    assert f"On {g['n_windows']} windows" in coreference.gap_reading(res)
+    assert coreference.gap_reading({**res, "artifacts": {**a, "gap": None}}) == "The pairwise loss was not run."
+
+
+def test_reading_quotes_the_claims(smoke_result):
+    res = smoke_result("spl.fig1")
+    text = coreference.reading(res)
+    for c in res["claims"]:
+        assert f"the claim {stats.verdict_phrase(c)}" in text
+        assert stats.pair_counts(c) in text or c["id"] == "spl-runtime"
+    assert f"{res['artifacts']['runtime_ratio']:.2f} times" in text
+    for loss in res["params"]["losses"]:
+        moved = stopping_moves_verdict(res["claims"], loss)
+        assert moved == (stats.verdict_of(claim_by_id(res, f"spl-objective-{loss}"))
+                         != stats.verdict_of(claim_by_id(res, f"spl-objective-{loss}-converged")))
+    claims = [dict(c) for c in res["claims"]]
+    conv = next(c for c in claims if c["id"] == f"spl-objective-{res['params']['losses'][0]}-converged")
+    conv["verdict"] = stats.HOLDS if stats.verdict_of(conv) != stats.HOLDS else stats.FAILS
+    assert stopping_moves_verdict(claims, res["params"]["losses"][0]) != stopping_moves_verdict(
+        res["claims"], res["params"]["losses"][0])
