@@ -187,7 +187,9 @@ TABLE2_PARAMS = {
         artifacts={"runs": "per split: both learners' objective, losses, times, iterations and outer-iteration "
                            "history (the recorded solves stripped)",
                    "recorded": "the record split in full: every convex solve's latent boxes and selection, image "
-                               "names, initial boxes"},
+                               "names, initial boxes",
+                   "control": "the positive control's CCCP fits: per split and initialisation, objective and test "
+                              "loss"},
         params=TABLE2_PARAMS, check_params=_check_table2_params)
 def spl_table2(ctx):
     """Objective, training and test loss (mean +- std over the splits) of CCCP and SPL."""
