@@ -54,6 +54,18 @@ def test_pairwise_f1_matches_pair_counts():
         assert M.pairwise_f1(g, p) == pytest.approx(expected)
 
 
+
+@pytest.mark.parametrize("n", [1, 2, 5])
+def test_pairwise_f1_of_a_document_without_coreferent_pairs_follows_one_convention(n):
+    """Issue 34: all singletons predicted for an all-singletons document is perfect (1.0) at every length (it was 1.0
+    for one mention, 0.0 for longer documents); a link on one side only scores 0.0."""
+    singletons = np.arange(n)
+    assert M.pairwise_f1(singletons, singletons) == 1.0
+    if n > 1:
+        linked = np.zeros(n, dtype=np.int64)
+        assert M.pairwise_f1(singletons, linked) == 0.0 and M.pairwise_f1(linked, singletons) == 0.0
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="same mentions"):
         M.document_scores([0, 1], [0, 1, 2])

@@ -94,11 +94,20 @@ def corpus_scores(golds, preds) -> dict:
 
 
 def pairwise_f1(gold, pred) -> float:
-    """F1 of the coreferent pairs (BLANC's coreference-link F, via ``scorch``)."""
+    """F1 of the coreferent pairs (BLANC's coreference-link F, via ``scorch``).
+
+    Convention: when neither clustering has a coreferent pair (every mention a singleton in both, which includes
+    a one-mention document), there is no link to find and none was made wrongly, and the score is 1.0 -- as for
+    every other perfect prediction, whatever the document's length.  (BLANC leaves this case's link F undefined;
+    ``scorch`` gave 1.0 for one mention and no score, read as 0.0, for longer documents.)  When only one of the two
+    has a coreferent pair the score is 0.0.
+    """
     gold, pred = np.asarray(gold), np.asarray(pred)
     if gold.shape != pred.shape or gold.ndim != 1 or gold.size == 0:
         raise ValueError(f"key and response must be non-empty 1-D clusterings of the same mentions; got "
                          f"shapes {gold.shape} and {pred.shape}")
+    if len(np.unique(gold)) == gold.size and len(np.unique(pred)) == pred.size:
+        return 1.0
     scores = _scorch()
     c_score, _ = scores.detailed_blanc(clusters_of(gold), clusters_of(pred))
     return 0.0 if c_score is None else float(c_score[2])
