@@ -8,7 +8,7 @@ from conftest import needs_data
 from lvmrepro.tasks.coref import bruteforce as bf
 from lvmrepro.tasks.coref import losses as L
 from lvmrepro.tasks.coref.features import PairFeatures, n_pairs
-from lvmrepro.tasks.coref.forest import forest_clustering, forest_edges, forest_from_edges
+from lvmrepro.tasks.coref.forest import forest_clustering, forest_edges, forest_from_edges, greedy_pairwise_clustering
 from lvmrepro.tasks.coref.data import canonical_clustering
 from lvmrepro.tasks.coref.model import CorefModel, chain_forest, random_spanning_forest
 
@@ -302,3 +302,28 @@ def test_pairwise_gap_study_on_real_windows():
     assert np.all(r["optimum"] >= r["model"] - 1e-9) and np.all(r["model"] >= r["greedy"] - 1e-9)
     with pytest.raises(ValueError, match="loss='pairwise'"):
         bf.pairwise_gap_study(CorefModel("mitre"), w, X, Y, rng=np.random.default_rng(1))
+
+
+def test_pairwise_inference_is_never_beaten_by_one_cluster_or_singletons():
+    """Issue 31: on full documents with negative pair scores every single merge loses, yet one cluster
+    gains (the loss grows with |A||B|): it beat the greedy's answer, and the oracle must now dominate it."""
+    from lvmrepro.tasks.coref.forest import complete_forest
+    rng = np.random.default_rng(31)
+    X, _ = random_documents(rng, [40, 60])
+    Y = [canonical_clustering(rng.integers(0, n // 5, size=n)) for n in (40, 60)]
+    m = CorefModel("pairwise", n_features=4)
+    beaten = 0
+    for shift in (-3.0, -1.0, 0.0):
+        w = rng.normal(size=4) * 0.3
+        w[0] += shift     # the first feature's mean is 0: shift the scores through a constant-ish column
+        Xs = PairFeatures(names=X.names, n_mentions=X.n_mentions, index=list(X.index),
+                          table=np.column_stack([np.ones(len(X.table)), X.table[:, 1:]]), feature_names=X.feature_names)
+        _, _, aug = m.loss_augmented_inference(w, Xs, Y)
+        for d, y in enumerate(Y):
+            s, n = doc_scores(Xs, w, d), len(y)
+            one = complete_forest(s, np.zeros(n, dtype=np.int64))[1] + L.pairwise_loss(y, np.zeros(n, dtype=np.int64))
+            singletons = L.pairwise_loss(y, np.arange(n))
+            assert aug[d] >= max(one, singletons) - 1e-9
+            yg, _ = greedy_pairwise_clustering(s, y, L.pairwise_scale(y))
+            beaten += complete_forest(s, yg)[1] + L.pairwise_loss(y, yg) < one - 1e-9
+    assert beaten >= 1      # the case occurs here: the greedy alone is beaten by one cluster
