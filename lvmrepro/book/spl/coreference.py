@@ -64,8 +64,7 @@ def figure1(res: dict):
             axes[i, j].set_xlabel("C")
             axes[i, j].set_ylabel(ylabel)
         axes[i, 1].legend(fontsize=8)
-    fig.suptitle(f"SPL Figure 1 on LitBank ({res['scale']} scale, seed {res.get('seed', 0)}): split {s0} drawn in "
-                 "full", fontsize=10)
+    fig.suptitle(f"SPL Figure 1 on LitBank ({res['scale']} scale): split {s0} drawn in full", fontsize=10)
     fig.tight_layout()
     return fig
 
