@@ -38,3 +38,5 @@ def test_figure4_selection_and_reading(smoke_result):
     assert (", ".join(never["cccp_better_on"]) or "no measure of any split") in text
     d = res["artifacts"]["runs"][0]["CCCP"]["objective"] - res["artifacts"]["runs"][0]["SPL"]["objective"]
     assert f"{d:+.3f}" in text
+    c, s = res["rows"]
+    assert f"CCCP {c['cpu_s_mean']:.3g}, SPL {s['cpu_s_mean']:.3g}" in text   # sub-second smoke fits are not "0"

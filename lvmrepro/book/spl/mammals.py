@@ -162,8 +162,8 @@ def reading(res: dict, f4: dict) -> str:
     lines.append(f"* *CCCP never better*: {claim_clause(never)}; CCCP better on "
                  f"{', '.join(never['cccp_better_on']) or 'no measure of any split'}.")
     c, s = res["rows"]
-    lines.append(f"* *Time per fold*, CPU seconds of one fit: CCCP {c['cpu_s_mean']:.0f}, SPL {s['cpu_s_mean']:.0f} "
-                 f"(wall clock with jobs = {res['jobs']}: {c['runtime_s_mean']:.0f} and {s['runtime_s_mean']:.0f}; "
+    lines.append(f"* *Time per fold*, CPU seconds of one fit: CCCP {c['cpu_s_mean']:.3g}, SPL {s['cpu_s_mean']:.3g} "
+                 f"(wall clock with jobs = {res['jobs']}: {c['runtime_s_mean']:.3g} and {s['runtime_s_mean']:.3g}; "
                  f"paper, 2010: {c['paper_runtime_s']} and {s['paper_runtime_s']}).")
     g = claim_by_id(f4, "spl-selection-grows")
     drops = ", ".join(f"split {d['split']} {d['from']} → {d['to']}" for d in g["decreases"]) or "none"
