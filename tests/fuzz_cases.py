@@ -536,14 +536,14 @@ def _motif_cases():
         return out, res.w, res.objective
 
     return [
-        Case("kernels.motif_start_scores", scan, lambda: {**base(), "n_starts": 7, "best_only": False},
+        Case("kernels.motif_start_scores", scan, lambda: {**base(), "n_starts": 6, "best_only": False},
              {"codes": "array", "motif_w": "array", "bg_w": "array", "order": "size", "n_starts": "size"}),
-        Case("kernels.motif_start_scores.best", scan, lambda: {**base(), "n_starts": 7, "best_only": True},
+        Case("kernels.motif_start_scores.best", scan, lambda: {**base(), "n_starts": 6, "best_only": True},
              {"codes": "array", "motif_w": "array", "bg_w": "array", "order": "size", "n_starts": "size"}),
-        Case("kernels.motif_scores_at", at, lambda: {**base(), "starts": np.array([0, -1, 6, 2, 3, -1])},
+        Case("kernels.motif_scores_at", at, lambda: {**base(), "starts": np.array([0, -1, 5, 2, 3, -1])},
              {"codes": "array", "motif_w": "array", "bg_w": "array", "order": "size", "starts": "array"}),
         Case("kernels.motif_feature_counts", counts,
-             lambda: {"codes": base()["codes"], "starts": np.array([0, -1, 6, 2, 3, -1]), "weights": np.ones(6) / 6,
+             lambda: {"codes": base()["codes"], "starts": np.array([0, -1, 5, 2, 3, -1]), "weights": np.ones(6) / 6,
                       "motif_length": 3, "order": 2},
              {"codes": "array", "starts": "array", "weights": "array", "motif_length": "size", "order": "size"}),
         Case("lssvm.MotifModel", model_call, model_valid,

@@ -29,7 +29,7 @@ def test_hamming_extremes_and_selection():
     assert ma.mean_pairwise_hamming(same) == 0.0
     rng = np.random.default_rng(0)
     assert ma.mean_pairwise_hamming(rng.integers(0, 4, (20000, 10))) == pytest.approx(0.75, abs=0.003)
-    model = MotifModel(2, 1, 4)
+    model = MotifModel(2, 1, 4, n_starts=3)
     X = np.array([[0, 1, 2, 3], [3, 0, 1, 2], [2, 2, 2, 2], [0, 0, 0, 0]], np.uint8)
     Y = np.array([1, 1, 1, -1])
     H = np.array([0, 1, 0, -1])            # motifs AC, AC, GG

@@ -10,9 +10,9 @@ from lvmrepro.tasks.motifs.model import NO_MOTIF, MotifModel, probe_motif_model
 @st.composite
 def problems(draw):
     L = draw(st.integers(2, 14))
-    m = draw(st.integers(1, L))
     order = draw(st.integers(1, min(L, 3)))
-    n_starts = draw(st.integers(1, L - m + 1))
+    m = draw(st.integers(1, L - order + 1))
+    n_starts = draw(st.integers(1, L - m - order + 2))
     n = draw(st.integers(1, 10))
     rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
     model = MotifModel(m, order, L, n_starts, backend=draw(st.sampled_from(["cython", "numpy"])))
@@ -112,7 +112,7 @@ def test_latent_table_lists_every_candidate(problem):
 
 
 def test_latent_at_without_labels_reads_starts():
-    model = MotifModel(2, 1, 5)
+    model = MotifModel(2, 1, 5, n_starts=4)
     X = np.zeros((3, 5), np.uint8)
     np.testing.assert_array_equal(model.latent_at(X, np.array([0, 3, 1])), [0, 3, 1])
     np.testing.assert_array_equal(model.latent_at(X, np.array([0, 3, 1]), np.array([-1, 1, 1])), [-1, 3, 1])
@@ -121,7 +121,7 @@ def test_latent_at_without_labels_reads_starts():
 
 
 def test_tie_rules():
-    model = MotifModel(1, 1, 3)
+    model = MotifModel(1, 1, 3, n_starts=3)
     X = np.zeros((2, 3), np.uint8)   # AAA
     Y = np.array([1, -1])
     w = np.zeros(model.size_w)
@@ -153,8 +153,10 @@ def test_init_latent_is_seeded_and_uniform():
 
 
 def test_probe_models_and_primer_policy():
-    assert probe_motif_model(10, 3).n_starts == 51            # starts 0..50: may cover the primer
+    assert probe_motif_model(10, 2).n_starts == 48            # the authors' starts 0..47: may cover the primer
+    assert probe_motif_model(10, 3).n_starts == 47            # 0..L-m-k-1
     assert probe_motif_model(10, 3, "exclude").n_starts == 27  # starts 0..26: inside the 36-nt region
+    assert MotifModel(10, 2, 60).n_starts == 48               # the authors' count is the default
     m = probe_motif_model(10, 2)
     assert m.size_w == 40 + 16
     assert probe_motif_model(10, 3).size_w == 40 + 64
@@ -165,10 +167,10 @@ def test_probe_models_and_primer_policy():
 
 
 def test_bad_input_is_rejected_before_work():
-    model = MotifModel(3, 2, 8)
+    model = MotifModel(3, 2, 8, n_starts=5)
     X = np.zeros((4, 8), np.uint8)
     Y = np.array([1, -1, 1, -1])
-    H = np.array([0, -1, 5, -1])
+    H = np.array([0, -1, 4, -1])
     w = np.zeros(model.size_w)
     with pytest.raises(ValueError, match="length 9"):
         model.impute_latent(w, np.zeros((4, 9), np.uint8), Y)
@@ -179,18 +181,19 @@ def test_bad_input_is_rejected_before_work():
     with pytest.raises(ValueError, match="NaN"):
         model.predict(np.full(model.size_w, np.nan), X)
     with pytest.raises(ValueError, match="example 2"):
-        model.score(w, X, Y, np.array([0, -1, 6, -1]))
+        model.score(w, X, Y, np.array([0, -1, 5, -1]))
     # a negative's latent value is ignored (candidate indices read without labels give starts there)
-    np.testing.assert_array_equal(model.score(w, X, Y, np.array([0, 2, 5, 1])), model.score(w, X, Y, H))
-    np.testing.assert_array_equal(model.check_latent(X, np.array([0, 2, 5, 1]), Y), H)
+    np.testing.assert_array_equal(model.score(w, X, Y, np.array([0, 2, 4, 1])), model.score(w, X, Y, H))
+    np.testing.assert_array_equal(model.check_latent(X, np.array([0, 2, 4, 1]), Y), H)
     with pytest.raises(ValueError, match="example 1"):
-        model.score(w, X, Y, np.array([0, -2, 5, -1]))
+        model.score(w, X, Y, np.array([0, -2, 4, -1]))
     with pytest.raises(ValueError, match="example 0 with label \\+1"):
-        model.feature_sum(X, Y, np.array([-1, -1, 5, -1]), np.ones(4))
+        model.feature_sum(X, Y, np.array([-1, -1, 4, -1]), np.ones(4))
     with pytest.raises(ValueError, match="weights"):
         model.feature_sum(X, Y, H, np.ones(3))
     with pytest.raises(ValueError, match="0..3"):
         model.predict(w, np.full((4, 8), 7, np.uint8))
-    for bad in [dict(motif_length=0), dict(order=True), dict(motif_length=9), dict(n_starts=7), dict(backend="c")]:
+    for bad in [dict(motif_length=0), dict(order=True), dict(motif_length=8), dict(n_starts=6), dict(order=7),
+                dict(backend="c")]:
         with pytest.raises(ValueError):
             MotifModel(**({"motif_length": 3, "order": 2, "seq_length": 8} | bad))

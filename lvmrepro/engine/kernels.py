@@ -52,9 +52,13 @@ def check_dna_codes(codes, name: str = "codes") -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
+MAX_MOTIF_ORDER = 6   # the scan's pair tables hold 4**(k+1) entries
+
+
 def _check_order(order, L: int) -> int:
-    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 1 <= order <= min(L, 12):
-        raise ValueError(f"the background order k must be an integer in 1..{min(L, 12)}; got {order!r}")
+    top = min(L, MAX_MOTIF_ORDER)
+    if isinstance(order, bool) or not isinstance(order, (int, np.integer)) or not 1 <= order <= top:
+        raise ValueError(f"the background word length k must be an integer in 1..{top}; got {order!r}")
     return int(order)
 
 
@@ -63,8 +67,9 @@ def _check_motif_args(codes, motif_w, bg_w, order):
     L = codes.shape[1]
     order = _check_order(order, L)
     motif_w = as_float_matrix(motif_w, "motif weights", ncols=4, max_abs=MAX_COORDINATE)
-    if motif_w.shape[0] > L:
-        raise ValueError(f"the motif length {motif_w.shape[0]} exceeds the sequence length {L}")
+    if motif_w.shape[0] > L - order + 1:
+        raise ValueError(f"a motif of length {motif_w.shape[0]} needs as many background words of {order} bases; "
+                         f"sequences of length {L} have {L - order + 1}")
     bg_w = as_float_vector(bg_w, "background weights", size=4 ** order, max_abs=MAX_COORDINATE)
     return codes, motif_w, bg_w, order
 
@@ -91,16 +96,18 @@ def motif_start_scores(codes, motif_w, bg_w, order: int, n_starts: int, *, best_
                        backend: str = "cython"):
     """Scan every start of a motif of length ``m = len(motif_w)`` along every sequence.
 
-    ``diff[i, h] = sum_p motif_w[p, x_i[h+p]] - (background weights of the k-mers overlapping
-    x_i[h : h+m])`` and ``background[i]`` = the summed background weights of all k-mers of ``x_i``
-    (formulas in :mod:`lvmrepro.engine._kernels.motif_scan`).  Returns ``(diff (n, n_starts), background)``,
+    ``diff[i, h] = sum_p (motif_w[p, x_i[h+p]] - bg_w[k-mer starting at h+p])`` and ``background[i]``
+    = the summed background weights of all k-mers of ``x_i`` (formulas and the evaluation order that
+    fixes ties in :mod:`lvmrepro.engine._kernels.motif_scan`).  Returns ``(diff (n, n_starts), background)``,
     or with ``best_only`` ``(start, diff, background)`` for the first maximising start of each sequence.
     """
     codes, motif_w, bg_w, order = _check_motif_args(codes, motif_w, bg_w, order)
     n, L = codes.shape
     m = motif_w.shape[0]
-    if isinstance(n_starts, bool) or not isinstance(n_starts, (int, np.integer)) or not 1 <= n_starts <= L - m + 1:
-        raise ValueError(f"n_starts must be an integer in 1..{L - m + 1} (length {L}, motif {m}); got {n_starts!r}")
+    top = L - order - m + 2
+    if isinstance(n_starts, bool) or not isinstance(n_starts, (int, np.integer)) or not 1 <= n_starts <= top:
+        raise ValueError(f"n_starts must be an integer in 1..{top} (length {L}, motif {m}, words of {order}); "
+                         f"got {n_starts!r}")
     impl = _motif_backend(backend)
     background = np.empty(n)
     if best_only:
@@ -116,7 +123,7 @@ def motif_scores_at(codes, motif_w, bg_w, order: int, starts, *, backend: str = 
     """``(diff, background)`` at one start per sequence (``-1``: negative label, ``diff = 0``)."""
     codes, motif_w, bg_w, order = _check_motif_args(codes, motif_w, bg_w, order)
     n, L = codes.shape
-    starts = _check_starts(starts, n, L - motif_w.shape[0])
+    starts = _check_starts(starts, n, L - order - motif_w.shape[0] + 1)
     diff, background = np.empty(n), np.empty(n)
     _motif_backend(backend).scores_at(codes, motif_w, bg_w, order, starts, diff, background)
     return diff, background
@@ -128,9 +135,10 @@ def motif_feature_counts(codes, starts, weights, motif_length: int, order: int, 
     codes = check_dna_codes(codes)
     n, L = codes.shape
     order = _check_order(order, L)
-    if isinstance(motif_length, bool) or not isinstance(motif_length, (int, np.integer)) or not 1 <= motif_length <= L:
-        raise ValueError(f"motif_length must be an integer in 1..{L}; got {motif_length!r}")
-    starts = _check_starts(starts, n, L - int(motif_length))
+    if isinstance(motif_length, bool) or not isinstance(motif_length, (int, np.integer)) \
+            or not 1 <= motif_length <= L - order + 1:
+        raise ValueError(f"motif_length must be an integer in 1..{L - order + 1}; got {motif_length!r}")
+    starts = _check_starts(starts, n, L - order - int(motif_length) + 1)
     weights = as_float_vector(weights, "weights", size=n, max_abs=MAX_COORDINATE)
     motif, background = np.zeros((int(motif_length), 4)), np.zeros(4 ** order)
     _motif_backend(backend).feature_counts(codes, starts, weights, order, motif, background)

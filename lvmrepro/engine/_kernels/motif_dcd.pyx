@@ -4,7 +4,7 @@
 States of example ``i``: column 0 is the label -1 (no motif), column ``1 + h`` the label +1 with the
 motif at start ``h < S``.  Relative to the negative label the joint features of a state are
 
-    delta_0 = 0,   delta_{1+h} = onehot(x[h:h+m]) - (k-mers overlapping x[h:h+m])
+    delta_0 = 0,   delta_{1+h} = onehot(x[h:h+m]) - (the k-mers starting at h .. h+m-1)
 
 (:mod:`lvmrepro.engine._kernels.motif_scan`), so with the ground-truth state ``gt_i`` (``1 + h_i`` for a
 positive, 0 for a negative) the bound's dual over ``alpha_{i,s} >= 0``, ``sum_s alpha_{i,s} = c_i`` is
@@ -13,7 +13,8 @@ positive, 0 for a negative) the bound's dual over ``alpha_{i,s} >= 0``, ``sum_s 
     w = sum_i c_i delta_{gt_i} - sum_{i,s} alpha_{i,s} delta_s,
 
 with ``Delta_{i,s}`` the 0-1 loss of the state's label.  The dual gradient of state ``s`` is
-``g_s = Delta_{i,s} + w.delta_s`` (up to a constant per example).  One step moves mass ``t`` from the
+``g_s = Delta_{i,s} + w.delta_s`` (up to a constant per example; the motif weights summed in pairs of
+positions, see ``_gradients``).  One step moves mass ``t`` from the
 state with the smallest gradient among those with ``alpha > 0`` to the state with the largest, with
 the exact line search ``t = min((g_a - g_b) / ||delta_a - delta_b||^2, alpha_b)`` (SMO within the
 example's simplex), and updates ``w`` by ``-t (delta_a - delta_b)`` in place.
@@ -21,10 +22,10 @@ example's simplex), and updates ``w`` by ``-t (delta_a - delta_b)`` in place.
 Kernels (the NumPy twin :mod:`lvmrepro.engine._kernels.motif_dcd_ref` runs the same arithmetic):
 
 * :func:`dcd_pass` -- one pass over ``order`` (example indices), ``inner_steps`` SMO steps each;
-  returns the number of steps taken and the largest violation ``g_a - g_b`` met;
+  returns the number of steps taken, the largest violation ``g_a - g_b`` met and the pass's estimate of
+  the duality gap;
 * :func:`dcd_weights` -- ``w`` from ``alpha`` (after the latent values or the weights changed);
-* :class:`IdleCertificates` -- exact skipping of the examples whose visit would change nothing;
-* :func:`slack_values` -- every example's slack at ``w`` from the certificates (a cheap primal).
+* :class:`IdleCertificates` -- exact skipping of the examples whose visit would change nothing.
 
 **Idle certificates.**  Near the optimum almost every visit is empty: all of the example's dual mass
 sits on one state ``b`` and ``g_b`` is the strict maximum, so ``a == b`` and no step is taken (a few
@@ -44,9 +45,7 @@ bit, as one without (the 1e-6 covers the rounding of ``g`` and of the updates of
 solves ``w`` is rebuilt (:func:`dcd_weights`): :meth:`IdleCertificates.jump` adds ``||w_new - w_old||_2``
 to ``D`` and drops the certificates of the examples whose dual variables were reset.
 
-The same certificates make the slacks ``max_s g_s - g_gt`` cheap (two states for a certified example):
-:func:`slack_values` gives the primal up to rounding, so the solver evaluates the exact primal only
-when the gap may have closed.  Rows are prefetched a few examples ahead of the (random) visiting order.
+Rows are prefetched a few examples ahead of the (random) visiting order.
 """
 import numpy as np
 cimport numpy as cnp
@@ -83,31 +82,44 @@ cdef inline void _kmers(const unsigned char[:, ::1] codes, Py_ssize_t i, Py_ssiz
 
 cdef inline void _overlap(Py_ssize_t h, Py_ssize_t m, Py_ssize_t order, Py_ssize_t J,
                           Py_ssize_t* lo, Py_ssize_t* hi) noexcept nogil:
-    lo[0] = h - order + 1
-    if lo[0] < 0:
-        lo[0] = 0
+    """The background words a motif at ``h`` removes: those starting at ``h .. h+m-1`` (all exist: the
+    callers check ``n_starts + m - 1 <= J``)."""
+    lo[0] = h
     hi[0] = h + m
-    if hi[0] > J:
-        hi[0] = J
 
 
 cdef inline void _gradients(const unsigned char[:, ::1] codes, Py_ssize_t i, const double[::1] w,
                             const long* kmer, double* prefix, double* g, double loss_minus,
-                            Py_ssize_t m, Py_ssize_t order, Py_ssize_t J, Py_ssize_t S) noexcept nogil:
-    """g[0] = loss of the -1 label; g[1 + h] = loss of the +1 label + w.delta_h."""
-    cdef Py_ssize_t j, h, p, lo, hi
+                            Py_ssize_t m, Py_ssize_t order, Py_ssize_t J, Py_ssize_t S, double* tab,
+                            long* pair) noexcept nogil:
+    """g[0] = loss of the -1 label; g[1 + h] = loss of the +1 label + w.delta_h.  The motif's weights are
+    summed in pairs of positions, ``(W[0, x] + W[1, x']) + (W[2, .] + W[3, .]) + ...``, read from a table of
+    the 16 base pairs of each pair of positions (``tab``), indexed by the base pair at each position
+    (``pair``); the background words by prefix sums."""
+    cdef Py_ssize_t j, h, q, a, c, pairs = m // 2, L = codes.shape[1]
     cdef Py_ssize_t off = 4 * m
-    cdef double s
+    cdef double s, wa
+    for q in range(pairs):
+        for a in range(4):
+            wa = w[8 * q + a]
+            for c in range(4):
+                tab[16 * q + 4 * a + c] = wa + w[8 * q + 4 + c]
+    if m % 2:
+        for a in range(4):
+            tab[16 * pairs + a] = w[4 * (m - 1) + a]
+    for j in range(L - 1):
+        pair[j] = (codes[i, j] << 2) | codes[i, j + 1]
     prefix[0] = 0.0
     for j in range(J):
         prefix[j + 1] = prefix[j] + w[off + kmer[j]]
     g[0] = loss_minus
     for h in range(S):
         s = 0.0
-        for p in range(m):
-            s = s + w[4 * p + codes[i, h + p]]
-        _overlap(h, m, order, J, &lo, &hi)
-        g[1 + h] = (1.0 - loss_minus) + s - (prefix[hi] - prefix[lo])
+        for q in range(pairs):
+            s = s + tab[16 * q + pair[h + 2 * q]]
+        if m % 2:
+            s = s + tab[16 * pairs + codes[i, h + m - 1]]
+        g[1 + h] = (1.0 - loss_minus) + s - (prefix[h + m] - prefix[h])
 
 
 cdef inline void _add_delta(const unsigned char[:, ::1] codes, Py_ssize_t i, double[::1] w, const long* kmer,
@@ -163,6 +175,26 @@ cdef inline double _dist2(const unsigned char[:, ::1] codes, Py_ssize_t i, const
     return q
 
 
+cdef inline double _norm2(const long* kmer, int* cnt, Py_ssize_t h, Py_ssize_t m) noexcept nogil:
+    """||delta_{1+h}||^2 = m + sum over the distinct words removed of (their count)^2 (``cnt`` zero in and out)."""
+    cdef Py_ssize_t j
+    cdef double q = m
+    cdef int v
+    for j in range(h, h + m):
+        cnt[kmer[j]] += 1
+    for j in range(h, h + m):
+        v = cnt[kmer[j]]
+        q += v * v
+        cnt[kmer[j]] = 0
+    return q
+
+
+cdef inline int _check_windows(Py_ssize_t S, Py_ssize_t m, Py_ssize_t J) except -1:
+    if S < 1 or S + m - 1 > J:
+        raise ValueError(f"{S} starts of a motif of length {m} need {S + m - 1} background words; the sequences have {J}")
+    return 0
+
+
 cdef enum:
     # the fields of an example's certificate record (one 64-byte row per example: one cache line)
     REC_BUDGET = 0     # how far w may move (2-norm) before the certificate lapses; <= 0: none
@@ -178,33 +210,32 @@ cdef class IdleCertificates:
     """Per-example idle certificates of one session (see the module docstring).
 
     ``IdleCertificates(codes, m, order, n_starts, size_w, capacity=1024, snap_gap=1e-3, snap_every=64)``:
-    ``norms`` (n, n_starts + 1) holds ``||delta_s||_2`` (column 0, the label -1: 0); ``budget`` (a copy)
-    the drift budget of each certificate (negative: none); ``skipped`` counts the visits skipped.  A new
+    ``radius`` (a copy) holds ``max_s ||delta_s||_2`` per example; ``budget`` (a copy) the drift budget of each certificate (negative: none); ``skipped`` counts the visits skipped.  A new
     snapshot of ``w`` is taken for a certificate when ``D`` grew by more than ``snap_gap`` and at least
     ``snap_every`` visits happened since the last one; the last ``capacity`` snapshots are kept, each with
     its distance to ``w`` as last computed (and ``D`` then), so that the distance is recomputed only
     when the bounds ``cached +- growth of D`` cannot decide."""
-    cdef public object norms, rec, ring, ring_drift, ring_dist, ring_at
-    cdef double[:, ::1] _norms, _rec, _ring
+    cdef public object rec, ring, ring_drift, ring_dist, ring_at
+    cdef double[:, ::1] _rec, _ring
     cdef double[::1] _ring_drift, _ring_dist, _ring_at
     cdef public double drift, snap_gap
-    cdef public long n_snap, capacity, skipped, distances, snap_every, since_snap
+    cdef public long n_snap, capacity, skipped, distances, snap_every, since_snap, n_starts
 
     def __init__(self, const unsigned char[:, ::1] codes, Py_ssize_t m, Py_ssize_t order, Py_ssize_t n_starts,
                  Py_ssize_t size_w, Py_ssize_t capacity=1024, double snap_gap=1e-3, Py_ssize_t snap_every=64):
         cdef Py_ssize_t n = codes.shape[0], L = codes.shape[1], J = L - order + 1, i, h, j, lo, hi
         cdef double q, radius
         cdef int v
-        if n_starts < 1 or n_starts + m - 1 > L or capacity < 1 or snap_every < 0 or not snap_gap >= 0 \
+        if n_starts < 1 or n_starts + m - 1 > J or capacity < 1 or snap_every < 0 or not snap_gap >= 0 \
                 or size_w != 4 * m + (1 << (2 * order)):
             raise ValueError(f"bad certificate settings: n_starts {n_starts}, m {m}, L {L}, capacity {capacity}, "
                              f"size_w {size_w}, snap_gap {snap_gap}, snap_every {snap_every}")
-        self.norms = np.zeros((n, n_starts + 1))
+        self.n_starts = n_starts
         self.rec = np.zeros((n, REC_WIDTH))
         self.rec[:, REC_BUDGET] = -1.0
         self.ring = np.zeros((capacity, size_w))
         self.ring_drift, self.ring_dist, self.ring_at = np.zeros(capacity), np.zeros(capacity), np.zeros(capacity)
-        self._norms, self._rec, self._ring = self.norms, self.rec, self.ring
+        self._rec, self._ring = self.rec, self.ring
         self._ring_drift, self._ring_dist, self._ring_at = self.ring_drift, self.ring_dist, self.ring_at
         self.capacity, self.snap_gap, self.snap_every = capacity, snap_gap, snap_every
         self.drift, self.n_snap, self.skipped, self.distances, self.since_snap = 0.0, 0, 0, 0, 0
@@ -219,17 +250,9 @@ cdef class IdleCertificates:
                     _kmers(codes, i, order, J, kmer)
                     radius = 0.0
                     for h in range(n_starts):
-                        _overlap(h, m, order, J, &lo, &hi)
-                        for j in range(lo, hi):
-                            cnt[kmer[j]] += 1
-                        q = m
-                        for j in range(lo, hi):
-                            v = cnt[kmer[j]]
-                            q += v * v
-                            cnt[kmer[j]] = 0
-                        self._norms[i, 1 + h] = sqrt(q)
-                        if self._norms[i, 1 + h] > radius:
-                            radius = self._norms[i, 1 + h]
+                        q = sqrt(_norm2(kmer, cnt, h, m))
+                        if q > radius:
+                            radius = q
                     self._rec[i, REC_RADIUS] = radius
         finally:
             free(kmer); free(cnt)
@@ -237,6 +260,10 @@ cdef class IdleCertificates:
     @property
     def budget(self):
         return self.rec[:, REC_BUDGET].copy()
+
+    @property
+    def radius(self):
+        return self.rec[:, REC_RADIUS].copy()
 
     def reset(self):
         """Drop every certificate (``w`` rebuilt from scratch)."""
@@ -301,15 +328,18 @@ cdef inline bint _idle(IdleCertificates cert, Py_ssize_t i, const double[::1] w,
 
 
 cdef inline void _certify(IdleCertificates cert, Py_ssize_t i, const double[::1] w, double d, const double* g,
-                          Py_ssize_t b, Py_ssize_t S) noexcept nogil:
-    """Record the certificate of example ``i``, whose only support state ``b`` is the strict maximum of ``g``."""
-    cdef double other = -1e300, budget
+                          Py_ssize_t b, Py_ssize_t S, const long* kmer, int* cnt, Py_ssize_t m) noexcept nogil:
+    """Record the certificate of example ``i``, whose only support state ``b`` is the strict maximum of ``g``
+    (``||delta_b||`` is computed here: a table of every state's norm costs a cache miss per certificate)."""
+    cdef double other = -1e300, budget, norm_b = 0.0
     cdef Py_ssize_t s, j, slot
     cdef long last
     for s in range(S + 1):
         if s != b and g[s] > other:
             other = g[s]
-    budget = (g[b] - other - 1e-6) / (cert._rec[i, REC_RADIUS] + cert._norms[i, b])
+    if b > 0:
+        norm_b = sqrt(_norm2(kmer, cnt, b - 1, m))
+    budget = (g[b] - other - 1e-6) / (cert._rec[i, REC_RADIUS] + norm_b)
     cert._rec[i, REC_BUDGET] = budget
     if budget <= 0.0:
         return
@@ -338,29 +368,35 @@ def dcd_pass(const unsigned char[:, ::1] codes, const long[::1] positive, double
 
     ``positive[i]`` is 1 for a positive example, 0 for a negative; ``alpha`` has ``S + 1`` columns.
     ``cert``: the session's :class:`IdleCertificates` (skips the visits that would change nothing; the
-    result is the same bit for bit).  Returns ``(steps, max_violation)`` (the violation of the last pass)."""
+    result is the same bit for bit).  Returns ``(steps, max_violation, pass_gap)`` of the last pass: the largest
+    violation met, and the sum over the examples visited of their duality-gap terms ``sum_s alpha_s (max g - g_s)``
+    at their visit -- the gap the pass started from, each term at its own ``w`` (an estimate, not a certificate)."""
     cdef Py_ssize_t n = codes.shape[0], L = codes.shape[1]
     cdef Py_ssize_t S = alpha.shape[1] - 1
     cdef Py_ssize_t J = L - order + 1
+    _check_windows(S, m, J)
     cdef Py_ssize_t r, i, s, a, b, step, rep, n_support
     cdef long steps = 0, skipped = 0
-    cdef double best_g, worst_g, viol, max_viol = 0.0, q, t, loss_minus, d = 0.0
+    cdef double best_g, worst_g, viol, max_viol = 0.0, q, t, loss_minus, d = 0.0, asum, ag, pass_gap = 0.0
     cdef bint certify = cert is not None
     if certify:
-        if cert._rec.shape[0] != n or cert._norms.shape[1] != S + 1 or cert._ring.shape[1] != w.shape[0]:
+        if cert._rec.shape[0] != n or cert.n_starts != S or cert._ring.shape[1] != w.shape[0]:
             raise ValueError("the certificates were made for another problem (examples, starts or weights differ)")
         d = cert.drift
     cdef long* kmer = <long*> malloc(J * sizeof(long))
-    cdef double* prefix = <double*> malloc((J + 1) * sizeof(double))
+    cdef double* prefix = <double*> malloc((J + 1 + 16 * (m // 2) + 4) * sizeof(double))
+    cdef double* tab = prefix + J + 1
+    cdef long* pair = <long*> malloc(L * sizeof(long))
     cdef double* g = <double*> malloc((S + 1) * sizeof(double))
     cdef int* cnt = <int*> calloc(1 << (2 * order), sizeof(int))
-    if kmer == NULL or prefix == NULL or g == NULL or cnt == NULL:
-        free(kmer); free(prefix); free(g); free(cnt)
+    if kmer == NULL or prefix == NULL or g == NULL or cnt == NULL or pair == NULL:
+        free(kmer); free(prefix); free(g); free(cnt); free(pair)
         raise MemoryError()
     try:
         with nogil:
           for rep in range(n_passes):
             max_viol = 0.0
+            pass_gap = 0.0
             for r in range(order_idx.shape[0]):
                 i = order_idx[r]
                 if r + PREFETCH_AHEAD < order_idx.shape[0]:
@@ -374,26 +410,32 @@ def dcd_pass(const unsigned char[:, ::1] codes, const long[::1] positive, double
                 loss_minus = 1.0 if positive[i] else 0.0
                 _kmers(codes, i, order, J, kmer)
                 for step in range(inner_steps):
-                    _gradients(codes, i, w, kmer, prefix, g, loss_minus, m, order, J, S)
+                    _gradients(codes, i, w, kmer, prefix, g, loss_minus, m, order, J, S, tab, pair)
                     a = 0
                     best_g = g[0]
                     b = -1
                     worst_g = 0.0
                     n_support = 0
+                    asum = 0.0
+                    ag = 0.0
                     for s in range(S + 1):
                         if g[s] > best_g:
                             best_g = g[s]
                             a = s
                         if alpha[i, s] > 0.0:
                             n_support += 1
+                            asum = asum + alpha[i, s]
+                            ag = ag + alpha[i, s] * g[s]
                             if b < 0 or g[s] < worst_g:
                                 worst_g = g[s]
                                 b = s
+                    if step == 0:
+                        pass_gap = pass_gap + (best_g * asum - ag)
                     if certify:
                         cert._rec[i, REC_HINT] = a
                     if b < 0 or a == b:
                         if certify and b >= 0 and n_support == 1:
-                            _certify(cert, i, w, d, g, b, S)
+                            _certify(cert, i, w, d, g, b, S, kmer, cnt, m)
                         break
                     viol = best_g - worst_g
                     if viol > max_viol:
@@ -414,68 +456,11 @@ def dcd_pass(const unsigned char[:, ::1] codes, const long[::1] positive, double
                         d += t * sqrt(q)
                     steps += 1
     finally:
-        free(kmer); free(prefix); free(g); free(cnt)
+        free(kmer); free(prefix); free(g); free(cnt); free(pair)
     if certify:
         cert.drift = d
         cert.skipped += skipped
-    return steps, max_viol
-
-
-def slack_values(const unsigned char[:, ::1] codes, const long[::1] positive, const long[::1] gt,
-                 const double[::1] w, Py_ssize_t m, Py_ssize_t order, IdleCertificates cert not None,
-                 double[::1] out):
-    """``out[i] = max_s g_s - g_gt``, the slack of example ``i`` at ``w`` (the bound's hinge term, up to
-    rounding), from two states where ``i``'s idle certificate still holds (its support state is the
-    strict maximum) and from all of them elsewhere: a cheap evaluation of the primal that tells a
-    duality-gap check that cannot succeed from one that may."""
-    cdef Py_ssize_t n = codes.shape[0], L = codes.shape[1], J = L - order + 1, i, j, p, lo, hi, st, h, k
-    cdef Py_ssize_t off = 4 * m, S = cert._norms.shape[1] - 1
-    cdef double loss_minus, best, val, g_gt, d = cert.drift
-    cdef double* prefix = <double*> malloc((J + 1) * sizeof(double))
-    cdef long* kmer = <long*> malloc(J * sizeof(long))
-    if prefix == NULL or kmer == NULL:
-        free(prefix); free(kmer)
-        raise MemoryError()
-    if cert._rec.shape[0] != n or gt.shape[0] != n or out.shape[0] != n or positive.shape[0] != n \
-            or cert._ring.shape[1] != w.shape[0]:
-        free(prefix); free(kmer)
-        raise ValueError("slack_values: the arrays do not match the examples")
-    try:
-        with nogil:
-            for i in range(n):
-                _kmers(codes, i, order, J, kmer)
-                prefix[0] = 0.0
-                for j in range(J):
-                    prefix[j + 1] = prefix[j] + w[off + kmer[j]]
-                loss_minus = 1.0 if positive[i] else 0.0
-                best = -1e300
-                g_gt = 0.0
-                if _idle(cert, i, w, d):
-                    k = 2          # the certified support state, then the ground truth
-                else:
-                    k = S + 2      # every state, then the ground truth
-                for h in range(k):
-                    if h == k - 1:
-                        st = gt[i]
-                    elif k == 2:
-                        st = <Py_ssize_t> cert._rec[i, REC_HINT]
-                    else:
-                        st = h
-                    if st == 0:
-                        val = loss_minus
-                    else:
-                        val = 0.0
-                        for p in range(m):
-                            val = val + w[4 * p + codes[i, st - 1 + p]]
-                        _overlap(st - 1, m, order, J, &lo, &hi)
-                        val = (1.0 - loss_minus) + val - (prefix[hi] - prefix[lo])
-                    if h == k - 1:
-                        g_gt = val
-                    elif val > best:
-                        best = val
-                out[i] = best - g_gt if best > g_gt else 0.0
-    finally:
-        free(prefix); free(kmer)
+    return steps, max_viol, pass_gap
 
 
 def dcd_weights(const unsigned char[:, ::1] codes, const long[::1] gt, const double[::1] c,
@@ -485,6 +470,7 @@ def dcd_weights(const unsigned char[:, ::1] codes, const long[::1] gt, const dou
     cdef Py_ssize_t S = alpha.shape[1] - 1
     cdef Py_ssize_t J = L - order + 1
     cdef Py_ssize_t i, s, j
+    _check_windows(S, m, J)
     cdef long* kmer = <long*> malloc(J * sizeof(long))
     if kmer == NULL:
         raise MemoryError()

@@ -18,11 +18,14 @@ def kmers(row, order):
 
 
 def _overlap(h, m, order, J):
-    return max(0, h - order + 1), min(h + m, J)
+    """The background words a motif at ``h`` removes: those starting at ``h .. h+m-1``."""
+    if h + m > J:
+        raise ValueError(f"a motif of length {m} at {h} needs background words up to {h + m - 1}; there are {J}")
+    return h, h + m
 
 
 def delta(row, state, m, order, size_w):
-    """delta_state as a dense vector (state 0: zero; 1 + h: motif at h minus the overlapping k-mers)."""
+    """delta_state as a dense vector (state 0: zero; 1 + h: motif at h minus the k-mers starting inside it)."""
     kmer = kmers(row, order)
     d = np.zeros(size_w)
     if state == 0:
@@ -44,8 +47,10 @@ def _gradients(row, w, kmer, loss_minus, m, order, S):
     g = [loss_minus]
     for h in range(S):
         s = 0.0
-        for p in range(m):
-            s = s + w[4 * p + int(row[h + p])]
+        for q in range(m // 2):      # the motif weights in pairs of positions, as the kernel's table
+            s = s + (w[8 * q + int(row[h + 2 * q])] + w[8 * q + 4 + int(row[h + 2 * q + 1])])
+        if m % 2:
+            s = s + w[4 * (m - 1) + int(row[h + m - 1])]
         lo, hi = _overlap(h, m, order, J)
         g.append((1.0 - loss_minus) + s - (prefix[hi] - prefix[lo]))
     return g
@@ -82,25 +87,29 @@ def _dist2(row, kmer, a, b, m, order):
 BUDGET, ANCHOR, SLACK, SNAP, RADIUS, HINT, WIDTH = 0, 1, 2, 3, 4, 5, 8
 
 
+def norm(kmer, h, m, order):
+    """||delta_{1+h}||_2 = sqrt(m + sum over the distinct words removed of their count squared)."""
+    lo, hi = _overlap(h, m, order, len(kmer))
+    counts = np.unique(kmer[lo:hi], return_counts=True)[1]
+    return math.sqrt(m + int(np.sum(counts ** 2)))
+
+
 class IdleCertificates:
     """Twin of :class:`lvmrepro.engine._kernels.motif_dcd.IdleCertificates` (the same fields and arithmetic)."""
 
     def __init__(self, codes, m, order, n_starts, size_w, capacity=1024, snap_gap=1e-3, snap_every=64):
         n, L = codes.shape
-        if n_starts < 1 or n_starts + m - 1 > L or capacity < 1 or snap_every < 0 or not snap_gap >= 0 \
+        if n_starts < 1 or n_starts + m - 1 > L - order + 1 or capacity < 1 or snap_every < 0 or not snap_gap >= 0 \
                 or size_w != 4 * m + 4 ** order:
             raise ValueError(f"bad certificate settings: n_starts {n_starts}, m {m}, L {L}, capacity {capacity}, "
                              f"size_w {size_w}, snap_gap {snap_gap}, snap_every {snap_every}")
-        self.norms = np.zeros((n, n_starts + 1))
-        for i in range(n):
-            kmer = kmers(codes[i], order)
-            for h in range(n_starts):
-                lo, hi = _overlap(h, m, order, len(kmer))
-                counts = np.unique(kmer[lo:hi], return_counts=True)[1]
-                self.norms[i, 1 + h] = math.sqrt(m + int(np.sum(counts ** 2)))
+        self.n_starts, self.m, self.order = n_starts, m, order
+        self.codes = codes
         self.rec = np.zeros((n, WIDTH))
         self.rec[:, BUDGET] = -1.0
-        self.rec[:, RADIUS] = self.norms.max(axis=1)
+        for i in range(n):
+            kmer = kmers(codes[i], order)
+            self.rec[i, RADIUS] = max(norm(kmer, h, m, order) for h in range(n_starts))
         self.ring = np.zeros((capacity, size_w))
         self.ring_drift, self.ring_dist, self.ring_at = np.zeros(capacity), np.zeros(capacity), np.zeros(capacity)
         self.capacity, self.snap_gap, self.snap_every = capacity, snap_gap, snap_every
@@ -109,6 +118,10 @@ class IdleCertificates:
     @property
     def budget(self):
         return self.rec[:, BUDGET].copy()
+
+    @property
+    def radius(self):
+        return self.rec[:, RADIUS].copy()
 
     def reset(self):
         self.rec[:, BUDGET] = -1.0
@@ -152,7 +165,8 @@ class IdleCertificates:
     def certify(self, i, w, d, g, b):
         other = max(g[s] for s in range(len(g)) if s != b)
         rec = self.rec[i]
-        rec[BUDGET] = (g[b] - other - 1e-6) / (rec[RADIUS] + self.norms[i, b])
+        norm_b = 0.0 if b == 0 else norm(kmers(self.codes[i], self.order), b - 1, self.m, self.order)
+        rec[BUDGET] = (g[b] - other - 1e-6) / (rec[RADIUS] + norm_b)
         if rec[BUDGET] <= 0.0:
             return
         rec[ANCHOR] = d
@@ -171,9 +185,9 @@ class IdleCertificates:
 def dcd_pass(codes, positive, alpha, w, m, order, order_idx, inner_steps, n_passes=1, cert=None):
     S = alpha.shape[1] - 1
     d = cert.drift if cert is not None else 0.0
-    steps, max_viol = 0, 0.0
+    steps, max_viol, pass_gap = 0, 0.0, 0.0
     for _ in range(n_passes):
-        max_viol = 0.0
+        max_viol, pass_gap = 0.0, 0.0
         for i in order_idx:
             if cert is not None:
                 cert.since_snap += 1
@@ -184,18 +198,23 @@ def dcd_pass(codes, positive, alpha, w, m, order, order_idx, inner_steps, n_pass
             row = codes[i]
             kmer = kmers(row, order)
             loss_minus = 1.0 if positive[i] else 0.0
-            for _ in range(inner_steps):
+            for step in range(inner_steps):
                 g = _gradients(row, w, kmer, loss_minus, m, order, S)
                 a, best = 0, g[0]
                 b, worst = -1, 0.0
                 support = 0
+                asum, ag = 0.0, 0.0
                 for s in range(S + 1):
                     if g[s] > best:
                         best, a = g[s], s
                     if alpha[i, s] > 0.0:
                         support += 1
+                        asum = asum + alpha[i, s]
+                        ag = ag + alpha[i, s] * g[s]
                         if b < 0 or g[s] < worst:
                             worst, b = g[s], s
+                if step == 0:
+                    pass_gap = pass_gap + (best * asum - ag)
                 if cert is not None:
                     cert.rec[i, HINT] = a
                 if b < 0 or a == b:
@@ -219,17 +238,7 @@ def dcd_pass(codes, positive, alpha, w, m, order, order_idx, inner_steps, n_pass
                 steps += 1
     if cert is not None:
         cert.drift = d
-    return steps, max_viol
-
-
-def slack_values(codes, positive, gt, w, m, order, cert, out):
-    d = cert.drift
-    for i in range(codes.shape[0]):
-        row = codes[i]
-        kmer = kmers(row, order)
-        g = _gradients(row, w, kmer, 1.0 if positive[i] else 0.0, m, order, len(cert.norms[i]) - 1)
-        best = g[int(cert.rec[i, HINT])] if cert.idle(i, w, d) else max(g)
-        out[i] = best - g[gt[i]] if best > g[gt[i]] else 0.0
+    return steps, max_viol, pass_gap
 
 
 def dcd_weights(codes, gt, c, alpha, w, m, order):

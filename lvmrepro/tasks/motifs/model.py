@@ -6,45 +6,52 @@ value of a positive sequence is the start ``h`` (0 <= h < ``n_starts``) of a mot
 a negative sequence has no motif and its latent value is ``-1`` (``NO_MOTIF``; the oracles also accept, and ignore, a start there).
 
 Parameters ``w = (W, b)``: ``W`` (m x 4) scores the motif's bases position by position (a one-hot
-position-specific weight matrix), ``b`` (4**k) scores background k-mers.  The joint feature vector is
+position-specific weight matrix), ``b`` (4**k) scores background words, the k-mers ``kmer[j]``
+starting at ``j = 0 .. L-k``.  The joint feature vector is Yu & Joachims' (their code, which the SPL
+authors extended: ``svm_struct_latent_api.c`` in ``dgboy2000/spl``):
 
-    phi(x, -1)    = ( 0,                 c(x[0:L]) )
-    phi(x, +1, h) = ( onehot(x[h:h+m]),  c(x[0:h]) + c(x[h+m:L]) )
+    phi(x, -1)    = ( 0,                 sum_{all j}             e_{kmer[j]} )
+    phi(x, +1, h) = ( onehot(x[h:h+m]),  sum_{j not in h..h+m-1}  e_{kmer[j]} )
 
-where ``c(s)`` counts the k-mers lying wholly inside the segment ``s``: the background model scores
-the flanks on either side of the motif and a negative sequence as a whole.  Hence
+-- the m words starting inside the motif leave the background.  Hence
 
-    w.phi(x, +1, h) - w.phi(x, -1) = diff(h) = sum_p W[p, x[h+p]] - sum_{k-mers j overlapping x[h:h+m]} b[j],
+    w.phi(x, +1, h) - w.phi(x, -1) = diff(h) = sum_{p<m} ( W[p, x[h+p]] - b[kmer[h+p]] ),
 
-the quantity the scan kernel :mod:`lvmrepro.engine._kernels.motif_scan` computes for every start.
-The loss is 0-1.  The three inferences follow from ``best = max_h diff(h)`` (first maximiser):
+the quantity the scan kernel :mod:`lvmrepro.engine._kernels.motif_scan` computes for every start, in a fixed
+order that gives starts whose windows hold the same bases the same value.  The loss is 0-1.  The three
+inferences follow from ``best = max_h diff(h)``:
 
-* latent completion: ``h = argmax diff`` for a positive, ``-1`` for a negative;
+* latent completion: ``h = `` the first (lowest) start attaining ``best`` for a positive, ``-1`` for a
+  negative;
 * prediction: ``+1`` iff ``best > 0`` (a tie predicts -1, as the authors' code does);
 * loss-augmented: for ``y = +1`` compare ``best`` with ``1`` (the -1 label plus its loss), for
-  ``y = -1`` compare ``best + 1`` with ``0``; a tie keeps the true label (the constraint is then void).
+  ``y = -1`` compare ``best + 1`` with ``0``; a tie keeps the true label (the constraint is then void;
+  the authors' code picks the wrong label at an exact tie for ``y = +1``, which changes no slack).
 
-Conventions (the authors' code ``dgboy2000/spl``, ``svm_struct_latent_api.c``, differs in the details):
+Conventions, with the authors' code:
 
-* **order.**  ``order`` = k is the length of the background words, the authors' ``--o`` (default 2:
-  dinucleotide counts, i.e. a Markov chain of order k - 1 over bases).  The paper says k = 3.
-* **flanks.**  We remove every k-mer that overlaps the motif (``m + k - 1`` of them away from the
-  ends); the authors' code removes only the ``m`` k-mers that *start* inside it, and its background
-  count of a sequence skips the last k-mer.
-* **starts.**  ``n_starts`` candidate starts ``0 .. n_starts - 1``.  :func:`probe_motif_model` sets
-  them for the 60-nt PBM probes (36-nt variable region + constant 24-nt primer): ``primer="overlap"``
-  (default) lets the motif lie anywhere, so it may cover primer bases -- as in the authors' code,
-  whose last start is ``L - m - k - 1`` -- and ``primer="exclude"`` keeps it inside the variable
-  region.  Binding sites touching the primer junction can then be aligned like any other; a motif
-  lying wholly in the primer scores the same constant for every probe.
+* **word length.**  ``order`` = k is the length of the background words, the authors' ``--o`` option
+  (default 2: dinucleotide counts, i.e. a Markov chain of order k - 1 over bases); the paper's text
+  says k = 3.  At most 6 (the scan's tables hold ``4**(k+1)`` entries).
+* **starts.**  ``n_starts`` candidate starts ``0 .. n_starts - 1``, at most ``L - m - k + 2`` (the last
+  word removed must exist); the default is the authors' ``L - m - k`` (their last start is ``L - m - k - 1``).
+  :func:`probe_motif_model` sets them for the 60-nt PBM probes (36-nt variable region + constant 24-nt
+  primer): ``primer="overlap"`` (default, as the authors) lets the motif cover primer bases, and
+  ``primer="exclude"`` keeps it inside the variable region.
+* **the background of a sequence** counts all ``L - k + 1`` words; the authors' count skips the last
+  one.  That word is in ``phi`` of every label (no motif reaches it), so it cancels from every score
+  difference and changes no inference, slack or objective beyond its ``b`` weight's share of
+  ``||w||^2``, which the optimum sets to 0.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.engine.kernels import check_dna_codes, motif_feature_counts, motif_scores_at, motif_start_scores
+from lvmrepro.engine.kernels import (MAX_MOTIF_ORDER, check_dna_codes, motif_feature_counts, motif_scores_at,
+                              motif_start_scores)
 from lvmrepro.engine.lssvm.base import EnumerableLatent, InferenceTerms, LatentModel
 from lvmrepro.engine.lssvm.features import LatentTable
+from lvmrepro.engine.lssvm.inner.motif_dcd import MotifWindows
 from lvmrepro.engine.validation import as_weight_vector
 
 NO_MOTIF = -1
@@ -67,18 +74,18 @@ class MotifModel(LatentModel, EnumerableLatent):
     """Binary motif latent SSVM (see the module docstring).  ``backend="numpy"`` scans with the
     plain reference kernel (tests)."""
 
-    def __init__(self, motif_length: int = 10, order: int = 3, seq_length: int = 60,
+    def __init__(self, motif_length: int = 10, order: int = 2, seq_length: int = 60,
                  n_starts: int | None = None, *, backend: str = "cython"):
         for name, val in (("motif_length", motif_length), ("order", order), ("seq_length", seq_length)):
             if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < 1:
                 raise ValueError(f"{name} must be a positive integer; got {val!r}")
         if seq_length > MAX_SEQ_LENGTH:     # sizes w and the per-start arrays: 10^12 ran out of memory
             raise ValueError(f"seq_length must be at most {MAX_SEQ_LENGTH}; got {seq_length}")
-        if motif_length > seq_length or order > min(seq_length, 12):
-            raise ValueError(f"need motif_length <= seq_length and order <= min(seq_length, 12); got m={motif_length}, "
-                             f"k={order}, L={seq_length}")
-        max_starts = seq_length - motif_length + 1
-        n_starts = max_starts if n_starts is None else n_starts
+        max_starts = seq_length - motif_length - order + 2
+        if order > MAX_MOTIF_ORDER or max_starts < 1:
+            raise ValueError(f"need order <= {MAX_MOTIF_ORDER} and motif_length + order <= seq_length + 1 (a motif "
+                             f"removes the words that start inside it); got m={motif_length}, k={order}, L={seq_length}")
+        n_starts = max(1, seq_length - motif_length - order) if n_starts is None else n_starts
         if isinstance(n_starts, bool) or not isinstance(n_starts, (int, np.integer)) or not 1 <= n_starts <= max_starts:
             raise ValueError(f"n_starts must be an integer in 1..{max_starts}; got {n_starts!r}")
         if backend not in ("cython", "numpy"):
@@ -87,6 +94,7 @@ class MotifModel(LatentModel, EnumerableLatent):
         self.n_starts, self.backend = int(n_starts), backend
         self.size_motif = 4 * self.motif_length
         self.size_w = self.size_motif + 4 ** self.order
+        self._last_scan = None    # (w bytes, sequences, (start, best, background)): see _scan
 
     def __repr__(self):
         return (f"MotifModel(motif_length={self.motif_length}, order={self.order}, seq_length={self.seq_length}, "
@@ -137,8 +145,21 @@ class MotifModel(LatentModel, EnumerableLatent):
         return w[:self.size_motif].reshape(self.motif_length, 4), w[self.size_motif:]
 
     def _scan(self, w, codes, best_only: bool):
-        W, b = self.split_w(self.check_w(w))
-        return motif_start_scores(codes, W, b, self.order, self.n_starts, best_only=best_only, backend=self.backend)
+        w = self.check_w(w)
+        W, b = self.split_w(w)
+        if not best_only:
+            return motif_start_scores(codes, W, b, self.order, self.n_starts, backend=self.backend)
+        # A learner asks for the best starts at one w several times (the solver's last gap check, the
+        # objective's loss-augmented maxima and completions, the next imputation): the last scan is kept and
+        # reused when w and the sequences are the same -- compared by value (a copy of the sequences is
+        # kept), so sequences refilled in place are scanned afresh.
+        last = self._last_scan
+        if (last is not None and last[0] == w.tobytes() and last[1].shape == codes.shape
+                and np.array_equal(last[1], codes)):
+            return tuple(a.copy() for a in last[2])
+        out = motif_start_scores(codes, W, b, self.order, self.n_starts, best_only=True, backend=self.backend)
+        self._last_scan = (w.tobytes(), codes.copy(), tuple(a.copy() for a in out))
+        return out
 
     def start_scores(self, w, X) -> tuple[np.ndarray, np.ndarray]:
         """``(diff, background)``: ``diff[i, h] = w.phi(x_i, +1, h) - w.phi(x_i, -1)`` for every start
@@ -157,20 +178,19 @@ class MotifModel(LatentModel, EnumerableLatent):
         """``phi(x_i, y, h)`` straight from the definition (k-mers counted segment by segment)."""
         x = self.check_inputs(X)[i]
         phi = np.zeros(self.size_w)
+        removed = range(0)
         if y == 1:
             if not 0 <= h < self.n_starts:
                 raise ValueError(f"a positive needs a start in 0..{self.n_starts - 1}; got {h}")
             for p in range(self.motif_length):
                 phi[4 * p + x[h + p]] += 1.0
-            segments = [x[:h], x[h + self.motif_length:]]
-        elif y == -1:
-            segments = [x]
-        else:
+            removed = range(h, h + self.motif_length)
+        elif y != -1:
             raise ValueError(f"y must be +1 or -1; got {y!r}")
-        for seg in segments:
-            for j in range(len(seg) - self.order + 1):
+        for j in range(len(x) - self.order + 1):
+            if j not in removed:
                 index = 0
-                for base in seg[j:j + self.order]:
+                for base in x[j:j + self.order]:
                     index = 4 * index + int(base)
                 phi[self.size_motif + index] += 1.0
         return phi
@@ -286,6 +306,12 @@ class MotifModel(LatentModel, EnumerableLatent):
         H = self.check_latent(X, H)
         return np.where(H == NO_MOTIF, 0, H)
 
+    # ----------------------------------------------------------------- the dual solver's capability
+    def motif_windows(self, X) -> MotifWindows:
+        """The sequences as base codes and the shape of the states (for
+        :class:`~lvmrepro.engine.lssvm.inner.motif_dcd.MotifDualCD`)."""
+        return MotifWindows(np.ascontiguousarray(self.check_inputs(X)), self.motif_length, self.order, self.n_starts)
+
     # ----------------------------------------------------------------- motif occurrences
     def occurrences(self, X, Y, H) -> np.ndarray:
         """(n_positive, m) codes of the motif occurrence of every positive example."""
@@ -296,17 +322,17 @@ class MotifModel(LatentModel, EnumerableLatent):
         return codes[pos[:, None], H[pos][:, None] + np.arange(self.motif_length)]
 
 
-def probe_motif_model(motif_length: int = 10, order: int = 3, primer: str = "overlap", *,
+def probe_motif_model(motif_length: int = 10, order: int = 2, primer: str = "overlap", *,
                       backend: str = "cython") -> MotifModel:
     """The model for the 60-nt UniPROBE probes (36-nt variable region + 24-nt constant primer).
 
-    ``primer="overlap"``: the motif may start anywhere (``0 .. 60 - m``), covering primer bases;
-    ``"exclude"``: it must lie in the variable region (``0 .. 36 - m``).
+    ``primer="overlap"``: the authors' starts ``0 .. 60 - m - k - 1``, so the motif may cover primer
+    bases; ``"exclude"``: it must lie in the variable region (``0 .. 36 - m``).
     """
     from lvmrepro.tasks.motifs.data import PROBE_LENGTH, VARIABLE_LENGTH
     if primer not in PRIMER_POLICIES:
         raise ValueError(f"primer must be one of {PRIMER_POLICIES}; got {primer!r}")
     if primer == "exclude" and not 1 <= motif_length <= VARIABLE_LENGTH:
         raise ValueError(f"a motif of length {motif_length} does not fit in the {VARIABLE_LENGTH}-nt variable region")
-    last = PROBE_LENGTH - motif_length if primer == "overlap" else VARIABLE_LENGTH - motif_length
-    return MotifModel(motif_length, order, PROBE_LENGTH, n_starts=last + 1, backend=backend)
+    n_starts = PROBE_LENGTH - motif_length - order if primer == "overlap" else VARIABLE_LENGTH - motif_length + 1
+    return MotifModel(motif_length, order, PROBE_LENGTH, n_starts=n_starts, backend=backend)

@@ -9,7 +9,7 @@ set once per fit (:meth:`InnerSolver.bind`), which gives a :class:`InnerSession`
 solver keeps what it re-uses between solves of one fit (cutting planes), so nothing is keyed on object
 identities and a fit never depends on what ran before it.
 
-Two implementations:
+The solvers:
 
 * :class:`~lvmrepro.engine.lssvm.inner.dcd.DualCoordinateDescent` -- for models that offer ``state_blocks``
   (every ``(y, h)`` state has a precomputed feature block): SMO-style dual coordinate descent in Cython.
@@ -20,6 +20,9 @@ Two implementations:
 * :class:`~lvmrepro.engine.lssvm.inner.bcfw.BlockFrankWolfe` -- block-coordinate Frank-Wolfe (one block per
   example, the model's loss-augmented inference on single examples or small batches); its dual state is
   kept across solves and is an exact warm start after ``H`` or the sample weights change.
+* :class:`~lvmrepro.engine.lssvm.inner.motif_dcd.MotifDualCD` -- dual coordinate descent for models whose
+  states are motif windows in sequences (``motif_windows``: the SPL motif chapter); its session's
+  ``state()`` / ``restore()`` carry the warm start from one learner to another.
 
 All stop at a certified duality gap ``P(w) - D`` <= ``tol`` and report the exact primal value.  Every
 session hands out and takes back its warm-start state through ``state()`` / ``restore(state)`` (plain
@@ -34,6 +37,7 @@ from lvmrepro.engine.lssvm.inner.base import (  # noqa: F401
 from lvmrepro.engine.lssvm.inner.bcfw import BlockFrankWolfe  # noqa: F401
 from lvmrepro.engine.lssvm.inner.cutting_plane import CuttingPlane, PlaneCache, solve_simplex_qp  # noqa: F401
 from lvmrepro.engine.lssvm.inner.dcd import DualCoordinateDescent  # noqa: F401
+from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD, MotifWindows  # noqa: F401
 
 
 def default_inner(model) -> InnerSolver:

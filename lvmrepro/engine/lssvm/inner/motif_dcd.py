@@ -1,34 +1,38 @@
-"""An inner solver made for the motif model: dual coordinate descent over every (label, start) state.
+"""An inner solver for motif models: dual coordinate descent over every (label, start) state.
 
-The engine's generic 1-slack cutting plane (:class:`lvmrepro.engine.lssvm.inner.CuttingPlane`) needs 250-400
-planes per convex solve on a 21,000-sequence UniPROBE fold at the default gap (``0.1 C eps``), one
-full scan each: about 8 s per solve and 80-110 s per CCCP or SPL run.  The bound has one small simplex
-of dual variables per sequence (52 states: the label -1 and the label +1 at each of the 51 starts), and
-every state's joint features differ from the -1 label's by a sparse vector (m motif bases, at most
-m + k - 1 background k-mers), so coordinate descent over those simplices (SMO within one sequence's
-states, Keerthi et al.'s sequential dual method; kernel :mod:`lvmrepro.engine._kernels.motif_dcd`) converges
-in a few passes of about the cost of one scan, and warm-starts across solves: the dual feasible set does
-not depend on the latent values, so a session keeps ``alpha`` from one solve to the next (CCCP
-iterations, SPL selections; a sequence whose weight changes has its simplex rescaled).
+The engine's generic 1-slack cutting plane (:class:`lvmrepro.engine.lssvm.inner.CuttingPlane`) needs
+hundreds of planes per convex solve on a 21,000-sequence UniPROBE fold at the default gap (``0.1 C eps``),
+one full scan each.  The bound has one small simplex of dual variables per sequence (the label -1 and the
+label +1 at each start), and every state's joint features differ from the -1 label's by a sparse vector
+(m motif bases, the m background words starting inside the motif), so coordinate descent over those
+simplices (SMO within one sequence's states, Keerthi et al.'s sequential dual method; kernel
+:mod:`lvmrepro.engine._kernels.motif_dcd`) converges in a few passes of about the cost of one scan, and
+warm-starts across solves: the dual feasible set does not depend on the latent values, so a session keeps
+``alpha`` from one solve to the next (CCCP iterations, SPL selections; a sequence whose weight changes has
+its simplex rescaled).  :meth:`MotifDCDSession.state` / :meth:`~MotifDCDSession.restore` save and restore
+that warm start (another learner can continue from it).
+
+A model offers what the solver needs through one capability, ``model.motif_windows(X)`` returning a
+:class:`MotifWindows` (its sequences as base codes and the shape of its states); the solver imports
+nothing from the tasks.
 
 Near the optimum almost every visit to a sequence is empty (its dual mass on one state that is the strict
 maximum of the dual gradient): the kernel keeps an *idle certificate* per sequence -- how far ``w`` may
 move before that can change -- and skips the visits it proves empty
-(:class:`lvmrepro.engine._kernels.motif_dcd.IdleCertificates`; ``skip_idle=False`` visits every sequence).  The
-skipped visits would have changed nothing, so the solution is the same bit for bit.
+(:class:`lvmrepro.engine._kernels.motif_dcd.IdleCertificates`; ``skip_idle=False`` visits every sequence).
+The skipped visits would have changed nothing, so the solution is the same bit for bit.
 
 It stops at the certified duality gap ``P(w) - D(alpha) <= tol``, with ``P`` evaluated exactly from the
-model's oracles (:func:`lvmrepro.engine.lssvm.objective.bound_objective`), like every engine solver, so the
-learners' guarantees (monotone objective up to the gap) are unchanged.  Between passes the gap is
-first estimated from the certificates (:func:`lvmrepro.engine._kernels.motif_dcd.slack_values`: the slacks up
-to rounding, two states per certified sequence); the exact evaluation runs only when that estimate is
-not clearly above ``tol`` -- about once per solve instead of about ten times -- so the passes, the stop
-and the reported gap are those of a solver that evaluates it every time.  Tests compare it with the
-engine's cutting plane and with its NumPy twin, and with and without certificates.
+model's oracles (:func:`lvmrepro.engine.lssvm.objective.bound_objective`), like every engine solver, so
+the learners' guarantees (monotone objective up to the gap) are unchanged.  The exact gap costs about a
+pass, so it is evaluated only when the last pass's own estimate (the sum over the sequences it visited of
+their gap terms, each at its visit) is within twice ``tol``, and at the pass limit.  Tests compare the
+solver with the engine's cutting plane and with its NumPy twin, and with and without certificates.
 """
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -36,8 +40,20 @@ from lvmrepro.engine.lssvm.inner.base import InnerSession, InnerSolver, SolveRes
 from lvmrepro.engine.lssvm.objective import check_C
 
 
+@dataclass(frozen=True)
+class MotifWindows:
+    """What :class:`MotifDualCD` needs from a model (its ``motif_windows(X)`` capability): the sequences
+    ``codes`` (n, L) as C-contiguous ``uint8`` bases 0..3, and the states of a positive -- a motif of
+    ``motif_length`` bases at a start ``0 .. n_starts - 1``, which removes from the background the words of
+    ``order`` bases that start inside it (the model's ``w`` is ``(W (m x 4), b (4**order))``)."""
+    codes: np.ndarray
+    motif_length: int
+    order: int
+    n_starts: int
+
+
 class MotifDualCD(InnerSolver):
-    """Dual coordinate descent for :class:`~lvmrepro.tasks.motifs.model.MotifModel` bounds.
+    """Dual coordinate descent for the bounds of models with ``motif_windows`` (see :class:`MotifWindows`).
 
     ``max_passes`` passes per solve at most; ``inner_steps`` SMO steps per sequence and pass;
     ``seed`` fixes the visiting order (same seed, same solution); ``skip_idle``: skip the visits the
@@ -56,25 +72,27 @@ class MotifDualCD(InnerSolver):
         self.max_passes, self.inner_steps, self.seed = int(max_passes), int(inner_steps), int(seed)
         self.record, self.skip_idle, self.backend = bool(record), bool(skip_idle), backend
 
-    #: what a model must offer (the motif model does): its inputs as base codes, and the structure of its
-    #: states -- a motif of ``motif_length`` bases at one of ``n_starts`` starts, background words of ``order``
-    MODEL_CAPABILITIES = ("motif_length", "order", "n_starts", "size_w", "check_inputs", "check_outputs",
-                          "check_latent")
-
     def bind(self, model, X, Y, C) -> "MotifDCDSession":
-        missing = [a for a in self.MODEL_CAPABILITIES if not hasattr(model, a)]
-        if missing:
-            raise ValueError(f"MotifDualCD solves motif-model bounds only; {type(model).__name__} lacks "
-                             f"{', '.join(missing)} (use CuttingPlane)")
-        return MotifDCDSession(self, model, X, model.check_outputs(X, Y), check_C(C))
+        if not callable(getattr(model, "motif_windows", None)):
+            raise ValueError(f"MotifDualCD solves the bounds of motif models (with motif_windows); "
+                             f"{type(model).__name__} has none (use CuttingPlane)")
+        windows = model.motif_windows(X)
+        if not isinstance(windows, MotifWindows):
+            raise TypeError(f"motif_windows must return a MotifWindows; got {type(windows).__name__}")
+        m, k = windows.motif_length, windows.order
+        if model.size_w != 4 * m + 4 ** k:
+            raise ValueError(f"the model's w has {model.size_w} entries; a motif of {m} bases with words of {k} "
+                             f"bases needs {4 * m + 4 ** k}")
+        return MotifDCDSession(self, model, X, model.check_outputs(X, Y), check_C(C), windows)
 
 
 class MotifDCDSession(InnerSession):
-    def __init__(self, solver, model, X, Y, C):
+    def __init__(self, solver, model, X, Y, C, windows: MotifWindows):
         super().__init__(solver, model, X, Y, C)
+        self.windows = windows
         # a private copy: the kernel (no bounds checks) indexes tables by these codes, which the caller could
         # change after they were checked
-        self.codes = np.array(model.check_inputs(X), dtype=np.uint8, order="C", copy=True)
+        self.codes = np.array(windows.codes, dtype=np.uint8, order="C", copy=True)
         self.positive = np.ascontiguousarray((Y == 1).astype(np.int64))
         self.alpha = None      # (n, n_starts + 1) dual variables, kept across solves
         self.c = None          # their box (C v_i / n)
@@ -82,18 +100,25 @@ class MotifDCDSession(InnerSession):
         self.kernel = motif_dcd if solver.backend == "cython" else motif_dcd_ref
         self.cert = None      # idle certificates, kept across solves (see _solve)
         if solver.skip_idle:
-            self.cert = self.kernel.IdleCertificates(self.codes, model.motif_length, model.order, model.n_starts,
-                                                     model.size_w)
+            self.cert = self.kernel.IdleCertificates(self.codes, windows.motif_length, windows.order,
+                                                     windows.n_starts, model.size_w)
         self.w_end = None     # w at the end of the last solve
+        self.totals = {"solves": 0, "passes": 0}   # over the session's life (passes: over all sequences)
 
     def _gt(self, H) -> np.ndarray:
-        H = self.model.check_latent(self.X, H, self.Y)
-        return np.ascontiguousarray(np.where(self.Y == 1, H + 1, 0).astype(np.int64))
+        """The ground-truth state of every sequence: ``1 + h`` for a positive with start ``h``, 0 for a negative."""
+        H = np.asarray(self.model.check_latent(self.X, H))
+        pos = self.Y == 1
+        bad = np.flatnonzero(pos & ((H < 0) | (H >= self.windows.n_starts)))
+        if bad.size:
+            raise ValueError(f"latent value {int(H[bad[0]])} of positive example {bad[0]}: a positive needs a start "
+                             f"in 0..{self.windows.n_starts - 1}")
+        return np.ascontiguousarray(np.where(pos, H + 1, 0).astype(np.int64))
 
     def _start_alpha(self, c: np.ndarray, gt: np.ndarray) -> np.ndarray | None:
         """Set up ``alpha`` for the weights ``c``; returns the sequences whose duals were reset (None:
         all of them)."""
-        n, S1 = self.n, self.model.n_starts + 1
+        n, S1 = self.n, self.windows.n_starts + 1
         fresh = None
         if self.alpha is None:
             self.alpha = np.zeros((n, S1))
@@ -111,19 +136,53 @@ class MotifDCDSession(InnerSession):
         self.c = c.copy()
         return fresh
 
-    def _check_kernel_sizes(self, gt, m, k) -> None:
+    def _check_kernel_sizes(self, gt) -> None:
         """The sizes the kernels (compiled without bounds checks) index by, against the arrays they read: a
-        model whose motif length, order or starts were changed after the session was bound is refused here."""
-        n, L = self.codes.shape
-        S = self.alpha.shape[1] - 1
-        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (m, k, self.model.n_starts))
-        ok = ok and 1 <= m and 1 <= k <= min(L, 12) and S == self.model.n_starts >= 1 and S + m - 1 <= L
+        model whose motif length, order, starts or size of ``w`` were changed after the session was bound
+        (attributes named as in :class:`MotifWindows`) is refused here."""
+        win, (n, L) = self.windows, self.codes.shape
+        m, k, S = win.motif_length, win.order, win.n_starts
+        now = {name: getattr(self.model, name, getattr(win, name)) for name in ("motif_length", "order", "n_starts")}
+        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (m, k, S, *now.values()))
+        ok = ok and now == {"motif_length": m, "order": k, "n_starts": S}
+        ok = ok and 1 <= m and 1 <= k <= min(L, 12) and self.alpha.shape[1] == S + 1 and S >= 1 and S + m - 1 <= L
         ok = ok and self.model.size_w == 4 * m + 4 ** k and self.alpha.shape[0] == n == len(self.positive) == len(gt)
         ok = ok and (n == 0 or (int(gt.min()) >= 0 and int(gt.max()) <= S))
         if not ok:
-            raise ValueError(f"the motif model (motif_length {m}, order {k}, n_starts {self.model.n_starts}, size_w "
-                             f"{self.model.size_w}) does not match the sequences of length {L} and the duals "
-                             f"{self.alpha.shape} it was bound with (changed after binding?)")
+            raise ValueError(f"the motif model (motif_length {now['motif_length']}, order {now['order']}, n_starts "
+                             f"{now['n_starts']}, size_w {self.model.size_w}) does not match the sequences of length "
+                             f"{L} and the duals {self.alpha.shape} it was bound with (changed after binding?)")
+
+    # ----------------------------------------------------------------- warm starts
+    def state(self) -> dict:
+        """What the next solve depends on: the dual variables and their box (copies; ``alpha`` is None
+        before the first solve).  The idle certificates are not part of it: they only skip visits that
+        would change nothing, so a restored session gives the same solves, bit for bit."""
+        return {"alpha": None if self.alpha is None else self.alpha.copy(),
+                "c": None if self.c is None else self.c.copy()}
+
+    def restore(self, state: dict) -> None:
+        """Continue from ``state`` (from :meth:`state` of a session on the same problem): the next solve is
+        the one the saved session would have made."""
+        if not isinstance(state, dict) or set(state) != {"alpha", "c"}:
+            raise ValueError("restore() takes a dict with 'alpha' and 'c' (from state())")
+        alpha, c = state["alpha"], state["c"]
+        if (alpha is None) != (c is None):
+            raise ValueError("a saved state has both 'alpha' and 'c' or neither")
+        if alpha is not None:
+            alpha = np.array(alpha, dtype=np.float64)
+            c = np.array(c, dtype=np.float64)
+            S1 = self.windows.n_starts + 1
+            if alpha.shape != (self.n, S1) or c.shape != (self.n,):
+                raise ValueError(f"the saved state is for another problem: alpha {alpha.shape}, c {c.shape}; this "
+                                 f"session has {self.n} sequences and {S1} states each")
+            if not (np.all(np.isfinite(alpha)) and np.all(alpha >= 0) and np.all(np.isfinite(c)) and np.all(c >= 0)):
+                raise ValueError("the saved state holds negative or non-finite dual variables")
+            if not np.allclose(alpha.sum(axis=1), c, rtol=1e-9, atol=1e-12 * max(1.0, float(c.max(initial=0.0)))):
+                raise ValueError("the saved dual variables do not sum to their box per sequence")
+            alpha = np.ascontiguousarray(alpha)
+        self.alpha, self.c = alpha, c
+        self.w_end = None     # the certificates start afresh at the next solve
 
     def _solve(self, H, *, sw, tol, w0) -> SolveResult:
         from lvmrepro.engine.lssvm.objective import bound_objective
@@ -132,8 +191,8 @@ class MotifDCDSession(InnerSession):
         c = np.ascontiguousarray(C * sw / n)
         gt = self._gt(H)
         fresh = self._start_alpha(c, gt)
-        m, k = model.motif_length, model.order
-        self._check_kernel_sizes(gt, m, k)
+        m, k = self.windows.motif_length, self.windows.order
+        self._check_kernel_sizes(gt)
         w = np.zeros(model.size_w)
         self.kernel.dcd_weights(self.codes, gt, c, self.alpha, w, m, k)
         cert = self.cert
@@ -145,31 +204,21 @@ class MotifDCDSession(InnerSession):
             else:
                 cert.jump(float(np.linalg.norm(w - self.w_end)) * (1 + 1e-9), np.ascontiguousarray(fresh, dtype=np.int64))
         skipped0 = 0 if cert is None else cert.skipped
-        skipped_checks = 0
         pos = self.positive == 1
         active = np.ascontiguousarray(np.flatnonzero(c > 0).astype(np.int64))
         rng = np.random.default_rng(self.solver.seed)
         primal = dual = gap = np.inf
-        passes, steps = 0, 0
+        passes, steps, checks = 0, 0, 0
         converged = False
-        block = 1   # passes between two gap checks (a check costs about two passes): 1, 1, 2, 2, 3, 3, ... <= 8
-        checks = 0
-        cheap = None if cert is None else np.zeros(n)
+        estimate = np.inf    # the last pass's estimate of the gap it started from (see dcd_pass)
         while True:
-            # D = sum alpha Delta - 1/2 |w|^2: Delta = 1 on the -1 state of a positive and on every start of a negative
-            dual = float(self.alpha[pos, 0].sum() + (c[~pos] - self.alpha[~pos, 0]).sum()) - 0.5 * float(w @ w)
-            checks += 1
-            surely_open = False
-            if cert is not None and passes < self.solver.max_passes:
-                # the slacks from the certificates (two states per certified sequence instead of all): equal
-                # to the exact ones up to rounding, so a gap clearly above tol means the exact check would
-                # fail too, and it is skipped (the iterates and the stop are the same); a gap near or below
-                # tol is checked exactly
-                self.kernel.slack_values(self.codes, self.positive, gt, w, m, k, cert, cheap)
-                fast = 0.5 * float(w @ w) + C / n * float(sw @ cheap)
-                surely_open = fast - dual > tol + 1e-9 * (1.0 + abs(fast) + abs(dual))
-                skipped_checks += surely_open
-            if not surely_open:
+            # the exact gap costs about a pass: it is evaluated once the passes' own estimate says it may
+            # have closed (the estimate runs about twice the gap after the pass), and at the pass limit
+            if passes > 0 and (estimate <= 2.0 * tol or passes >= self.solver.max_passes):
+                checks += 1
+                # D = sum alpha Delta - 1/2 |w|^2: Delta = 1 on the -1 state of a positive and on every start of
+                # a negative
+                dual = float(self.alpha[pos, 0].sum() + (c[~pos] - self.alpha[~pos, 0]).sum()) - 0.5 * float(w @ w)
                 primal = bound_objective(model, w, self.X, self.Y, H, C, sw)
                 gap = primal - dual
                 if gap <= tol:
@@ -177,15 +226,16 @@ class MotifDCDSession(InnerSession):
                     break
                 if passes >= self.solver.max_passes:
                     break
-            block = min(8, 1 + (checks - 1) // 2, self.solver.max_passes - passes)
             order = np.ascontiguousarray(rng.permutation(active))
-            s, _ = self.kernel.dcd_pass(self.codes, self.positive, self.alpha, w, m, k, order,
-                                        self.solver.inner_steps, block, cert)
+            s, _, estimate = self.kernel.dcd_pass(self.codes, self.positive, self.alpha, w, m, k, order,
+                                                  self.solver.inner_steps, 1, cert)
             steps += int(s)
-            passes += block
+            passes += 1
         self.w_end = w.copy()
+        self.totals["solves"] += 1
+        self.totals["passes"] += passes
         return SolveResult(w=w, primal=float(primal), dual=float(dual), gap=float(gap), passes=passes,
                            converged=converged, runtime_s=time.perf_counter() - t0,
                            info={"tol": tol, "solver": "motif dual coordinate descent (warm)", "smo_steps": steps,
                                  "skipped_visits": 0 if cert is None else int(cert.skipped - skipped0),
-                                 "skipped_checks": skipped_checks})
+                                 "gap_checks": checks})
