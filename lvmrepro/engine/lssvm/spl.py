@@ -12,6 +12,11 @@ Initialisation, as in the paper's experiments: ``T0`` CCCP iterations on all sam
 ``1e4 / C``, the digits setting) is divided by ``mu`` until the first selection holds more than half
 the samples.
 
+``step_scale`` says how the w-step weighs the selected samples: ``"n"`` (default) minimises the
+objective above, ``C/n`` per selected sample; ``"selected"`` uses ``C/|V|`` (``|V|`` selected samples),
+as the authors' code does (``find_cutting_plane`` in ``svm_struct_latent_spl.c`` divides by the
+number of valid examples).  The selection and the SPL objective that ACS tracks stay those above.
+
 A property of the objective, not of this code: when ``1/K`` is small next to the regulariser, the
 pair ``w = 0, v = 0`` (objective 0) beats any selection, and ACS can descend to it -- each w-step on
 the selected samples shrinks ``w``, which raises the slacks and empties the next selection.  The run
@@ -27,7 +32,7 @@ import numpy as np
 
 from lvmrepro.engine.lssvm.base import LatentModel
 from lvmrepro.engine.lssvm.cccp import CCCP, LearnResult, _solves, check_gap_tol, check_learner_args, initial_state
-from lvmrepro.engine.lssvm.inner import InnerSolver, default_inner
+from lvmrepro.engine.lssvm.inner import InnerSession, InnerSolver, default_inner
 from lvmrepro.engine.lssvm.objective import latent_objective, slacks
 
 
@@ -44,8 +49,11 @@ class SelfPaced:
 
     def __init__(self, model: LatentModel, C: float, *, eps: float = 1e-3, mu: float = 1.3,
                  K0: float | None = None, T0: int = 2, max_iter: int = 100, acs_max_iter: int = 10,
-                 gap_tol: float | None = None, inner: InnerSolver | None = None):
+                 gap_tol: float | None = None, inner: InnerSolver | None = None, step_scale: str = "n"):
         self.model = model
+        if step_scale not in ("n", "selected"):
+            raise ValueError(f"step_scale must be 'n' (C/n) or 'selected' (C/|V|); got {step_scale!r}")
+        self.step_scale = step_scale
         self.C, self.eps, self.max_iter = check_learner_args(C, eps, max_iter)
         try:
             mu = float(mu)
@@ -81,12 +89,15 @@ class SelfPaced:
         v = self._select_scaled(self.C / n * xi, K)
         return v, 0.5 * float(w @ w) + self.C / n * float(v @ xi) - v.sum() / K
 
-    def fit(self, X, Y, *, H0=None, w0=None) -> LearnResult:
+    def fit(self, X, Y, *, H0=None, w0=None, session: InnerSession | None = None) -> LearnResult:
+        """Train from ``H0`` or ``w0`` (see :class:`CCCP`); ``session``: an inner session bound to the same
+        ``(model, X, Y, C)`` to continue from (e.g. restored from another learner's state)."""
         t0 = time.perf_counter()
         model, C = self.model, self.C
         Y = model.check_outputs(X, Y)
         n = model.n_samples(X)
-        session = self.inner.bind(model, X, Y, C)   # shared with the warm-up: its planes are re-used
+        if session is None:
+            session = self.inner.bind(model, X, Y, C)   # shared with the warm-up: its planes are re-used
         if self.T0 > 0:
             warm = CCCP(model, C, eps=self.eps, max_iter=self.T0, gap_tol=self.gap_tol, inner=self.inner)
             wr = warm.fit(X, Y, H0=H0, w0=w0, session=session)
@@ -110,7 +121,8 @@ class SelfPaced:
             spl_start = spl_obj
             accepted, rejected, raw = 0, False, []
             for _ in range(self.acs_max_iter):
-                res = session.solve(H, sample_weight=v, tol=self.gap_tol)
+                step_weight = v if self.step_scale == "n" or v.sum() == 0 else v * (n / v.sum())
+                res = session.solve(H, sample_weight=step_weight, tol=self.gap_tol)
                 w_new = res.w
                 v_new, new_spl = self._selection_and_objective(w_new, X, Y, H, K, n)
                 raw.append({"spl_objective": float(new_spl), "gap": float(res.gap)})
@@ -138,5 +150,5 @@ class SelfPaced:
         return LearnResult(w=w, H=H, objective=obj, history=history, converged=converged,
                            runtime_s=time.perf_counter() - t0,
                            info={"learner": "spl", "C": C, "eps": self.eps, "mu": self.mu,
-                                 "K0_requested": self.K0, "K0": K0_used, "T0": self.T0,
+                                 "K0_requested": self.K0, "K0": K0_used, "T0": self.T0, "step_scale": self.step_scale,
                                  "warm_start_history": warm_hist, **_solves(session)})
