@@ -39,9 +39,10 @@ def test_dcd_kernel_matches_numpy_twin(seed):
         kern.dcd_weights(X, gt, c, a, w, 3, 2)
         w_start = w.copy()
         order = rng.permutation(len(Y)) if kern is motif_dcd else order
-        steps, viol = kern.dcd_pass(X, pos, a, w, 3, 2, np.ascontiguousarray(order, dtype=np.int64), 2, 3)
-        outs.append((w_start, a, w, steps, viol))
-    (w0c, ac, wc, sc, vc), (w0r, ar, wr, sr, vr) = outs
+        steps, viol, gap = kern.dcd_pass(X, pos, a, w, 3, 2, np.ascontiguousarray(order, dtype=np.int64), 2, 3)
+        outs.append((w_start, a, w, steps, viol, gap))
+    (w0c, ac, wc, sc, vc, gc), (w0r, ar, wr, sr, vr, gr) = outs
+    assert gc == gr and gc >= -1e-12
     np.testing.assert_allclose(w0c, w0r, atol=1e-12)
     np.testing.assert_array_equal(ac, ar)      # same arithmetic in the same order: ties broken alike
     np.testing.assert_array_equal(wc, wr)
@@ -96,19 +97,13 @@ def test_idle_certificates_change_nothing_bit_for_bit(seed):
     np.testing.assert_array_equal(at, ac)
     np.testing.assert_array_equal(wt, wc)
     assert rt == rc and st == sc and sc > 0
-    # the slacks from the certificates equal the model's exact slacks (up to rounding), kernel and twin alike
-    from lvmrepro.engine.lssvm.objective import slacks
-    Y = np.where(pos == 1, 1, -1)
-    H = np.where(pos == 1, gt - 1, -1)
-    for name, kern in (("cert", motif_dcd), ("twin", motif_dcd_ref)):
-        cert = kern.IdleCertificates(X, 3, 2, model.n_starts, model.size_w, capacity=4, snap_gap=1e-4)
-        a, ww = ac.copy(), wc.copy()
-        kern.dcd_pass(X, pos, a, ww, 3, 2, orders[0], 2, 1, cert)
-        out = np.zeros(len(pos))
-        kern.slack_values(X, pos, gt, ww, 3, 2, cert, out)
-        np.testing.assert_allclose(out, slacks(model, ww, X, Y, H), rtol=0, atol=1e-12)
-        outs[name + "_slacks"] = out
-    np.testing.assert_array_equal(outs["cert_slacks"], outs["twin_slacks"])
+    # each example's radius is its largest state norm, in the kernel and its twin
+    from lvmrepro.engine._kernels.motif_dcd_ref import delta
+    radius = motif_dcd.IdleCertificates(X, 3, 2, model.n_starts, model.size_w).radius
+    np.testing.assert_array_equal(radius, motif_dcd_ref.IdleCertificates(X, 3, 2, model.n_starts, model.size_w).radius)
+    for i in range(0, len(X), 7):
+        brute = max(np.linalg.norm(delta(X[i], 1 + h, 3, 2, model.size_w)) for h in range(model.n_starts))
+        assert radius[i] == pytest.approx(brute, rel=1e-15)
 
 
 def test_idle_certificates_in_learners_give_the_same_runs():
@@ -149,7 +144,7 @@ def test_dcd_reaches_the_cutting_plane_optimum_with_weights_and_warm_starts(C):
         assert ours.primal == pytest.approx(bound_objective(model, ours.w, X, Y, H, C, v), abs=1e-12)
         assert abs(ours.primal - ref.primal) <= 2e-7
         np.testing.assert_allclose(ours.w, ref.w, atol=2e-3)   # strongly convex: the minimiser is unique
-    with pytest.raises(ValueError, match="motif-model bounds only"):
+    with pytest.raises(ValueError, match="motif_windows"):
         MotifDualCD().bind(object(), X, Y, C)
 
 
@@ -163,8 +158,93 @@ def test_cccp_with_dcd_is_monotone_and_deterministic():
     assert runs[0].objective == pytest.approx(latent_objective(model, runs[0].w, X, Y, 20.0), abs=1e-12)
 
 
+def test_session_state_restore_continues_bit_for_bit():
+    """A session restored from another's state() makes the solves that one would have made next."""
+    model, X, Y, rng = _problem(9, n=60, L=14, m=3, k=2)
+    Hs = [model.init_latent(X, Y, rng=rng) for _ in range(3)]
+    v = (rng.random(len(Y)) < 0.6).astype(float)
+    a = MotifDualCD().bind(model, X, Y, 20.0)
+    a.solve(Hs[0], tol=1e-4)
+    saved = a.state()
+    ref = [a.solve(Hs[1], sample_weight=v, tol=1e-4), a.solve(Hs[2], tol=1e-4)]
+    for skip_idle in (True, False):
+        b = MotifDualCD(skip_idle=skip_idle).bind(model, X, Y, 20.0)
+        b.restore(saved)
+        got = [b.solve(Hs[1], sample_weight=v, tol=1e-4), b.solve(Hs[2], tol=1e-4)]
+        for r, g in zip(ref, got):
+            np.testing.assert_array_equal(r.w, g.w)
+            assert (r.primal, r.gap, r.passes) == (g.primal, g.gap, g.passes)
+    fresh = MotifDualCD().bind(model, X, Y, 20.0)
+    assert fresh.state() == {"alpha": None, "c": None}
+    fresh.restore(fresh.state())              # an empty state is a fresh session
+    bad = dict(saved, alpha=saved["alpha"][:, :-1])
+    with pytest.raises(ValueError, match="another problem"):
+        fresh.restore(bad)
+    with pytest.raises(ValueError, match="sum to their box"):
+        fresh.restore(dict(saved, c=saved["c"] * 2))
+    with pytest.raises(ValueError, match="'alpha' and 'c'"):
+        fresh.restore({"alpha": None})
+
+
+def test_shared_warm_up_gives_spls_own_run():
+    """SPL started from CCCP's first iteration with a session restored to its state is the run SPL makes
+    with its own warm-up iteration, bit for bit (how spl.table1 shares that iteration)."""
+    from lvmrepro.engine.lssvm import SelfPaced
+    model, X, Y, rng = _problem(10, n=120, L=14, m=3, k=2)
+    H0 = model.init_latent(X, Y, rng=rng)
+    C = 20.0
+    own = SelfPaced(model, C, eps=1e-4, T0=1, K0=len(Y) / 0.2, inner=MotifDualCD(), step_scale="selected").fit(
+        X, Y, H0=H0)
+    session = MotifDualCD().bind(model, X, Y, C)
+    first = CCCP(model, C, eps=1e-4, max_iter=1, inner=MotifDualCD()).fit(X, Y, H0=H0, session=session)
+    restored = MotifDualCD().bind(model, X, Y, C)
+    restored.restore(session.state())
+    shared = SelfPaced(model, C, eps=1e-4, T0=0, K0=len(Y) / 0.2, inner=MotifDualCD(), step_scale="selected").fit(
+        X, Y, w0=first.w, session=restored)
+    np.testing.assert_array_equal(own.w, shared.w)
+    assert [h["objective"] for h in own.history] == [h["objective"] for h in shared.history]
+    assert own.info["K0"] == shared.info["K0"]
+
+
+def test_half_selection_K0_selects_just_over_half():
+    from lvmrepro.experiments.spl.motif_runs import half_selection_K0
+    from lvmrepro.engine.lssvm.objective import slacks
+    model, X, Y, rng = _problem(11, n=81, L=14, m=3, k=2)
+    w = rng.standard_normal(model.size_w) * 0.3
+    K0 = half_selection_K0(model, w, X, Y, 20.0)
+    H, _ = model.impute_latent(w, X, Y)
+    xi = slacks(model, w, X, Y, H)
+    selected = 20.0 / len(Y) * xi < 1.0 / K0
+    # exactly the sequences whose slack is at most the (n//2 + 1)-th smallest: just over half, ties included
+    np.testing.assert_array_equal(selected, xi <= np.sort(xi)[len(Y) // 2])
+    assert selected.sum() >= len(Y) // 2 + 1
+
+
+def test_step_scale_weighs_the_selected_by_their_count():
+    """step_scale='selected' solves each w-step with C/|V| per selected sample (the authors' code)."""
+    from lvmrepro.engine.lssvm import SelfPaced
+    from lvmrepro.engine.lssvm.inner.base import InnerSession
+    model, X, Y, rng = _problem(12, n=60, L=14, m=3, k=2)
+    H0 = model.init_latent(X, Y, rng=rng)
+    seen = []
+    orig = InnerSession.solve
+
+    def spy(self, H, *, sample_weight=None, tol=None, w0=None):
+        seen.append(None if sample_weight is None else np.array(sample_weight))
+        return orig(self, H, sample_weight=sample_weight, tol=tol, w0=w0)
+    InnerSession.solve = spy
+    try:
+        SelfPaced(model, 20.0, eps=1e-3, T0=1, inner=MotifDualCD(), step_scale="selected").fit(X, Y, H0=H0)
+    finally:
+        InnerSession.solve = orig
+    weighted = [v for v in seen if v is not None]
+    assert weighted and all(np.allclose(v[v > 0], len(Y) / np.count_nonzero(v)) for v in weighted)
+    with pytest.raises(ValueError, match="step_scale"):
+        SelfPaced(model, 20.0, step_scale="all")
+
+
 def test_first_solve_follows_the_svmstruct_rule():
-    from lvmrepro.experiments.spl.motifs import svmstruct_first_solve
+    from lvmrepro.experiments.spl.motif_runs import svmstruct_first_solve
     model, X, Y, rng = _problem(5, n=50, L=14, m=3, k=2)
     C, eps = 30.0, 1e-3
     H = model.init_latent(X, Y, rng=rng)
@@ -183,31 +263,40 @@ def test_first_solve_follows_the_svmstruct_rule():
 @needs_data
 def test_targets_at_smoke_scale(tmp_path):
     from lvmrepro import experiments
-    from lvmrepro.experiments.spl.motifs import _run_pair, fold_arrays
+    from lvmrepro.experiments.spl.motif_runs import fold_arrays, run_seed
     from lvmrepro.tasks.motifs.model import probe_motif_model
     res = experiments.run("spl.table1", "smoke", out=tmp_path, progress=False)
     p = res["params"]
-    assert {r["method"] for r in res["rows"]} == {"CCCP", "SPL"}
+    assert {(r["order"], r["method"]) for r in res["rows"]} == {(k, m) for k in p["orders"] for m in ("CCCP", "SPL")}
     for c in res["claims"]:
         assert c["holds"] is None or c["n"] >= 5         # one fold, two seeds: nothing can be decided
+        assert c["word_length"] in p["orders"] and isinstance(c["mapping_dependent"], bool)
     assert all(c["passed"] for c in res["checks"])
-    # the reported objective equals a direct evaluation with the plain NumPy scan at the stored w
-    X, Y, *_ = fold_arrays("052", 1, p["n_train"], p["n_test"])
-    ref_model = probe_motif_model(p["motif_length"], p["order"], p["primer"], backend="numpy")
-    for method in ("CCCP", "SPL"):
-        b = res["artifacts"]["best"][method]["052/1"]
-        assert b["objective"] == pytest.approx(latent_objective(ref_model, np.array(b["w"]), X, Y, p["C"]), abs=1e-9)
-        assert b["objective_tight"] <= b["objective"] + 0.1 * p["C"] * p["eps"]
-    # same seed -> same run (a fresh, unmemoised run of seed 0 against the target's record of it)
-    seed = res["seeds"]["init"][0]
-    again = _run_pair(("052", 1, 0, seed, p, {}))
-    rec = next(r for r in res["artifacts"]["runs"] if r["seed_index"] == 0 and not r["variant"])
-    for method in ("CCCP", "SPL"):
-        for key in ("objective", "train_error", "test_error", "iterations"):
-            assert again[method][key] == rec[method][key]
+    X, Y, Xt, Yt, _ = fold_arrays("052", 1, p["n_train"], p["n_test"])
+    for k in p["orders"]:
+        # the reported objective equals a direct evaluation with the plain NumPy scan at the stored w
+        ref_model = probe_motif_model(p["motif_length"], k, backend="numpy")
+        for method in ("CCCP", "SPL"):
+            b = res["artifacts"]["best"][str(k)][method]["052/1"]
+            assert b["objective"] == pytest.approx(latent_objective(ref_model, np.array(b["w"]), X, Y, p["C"]),
+                                                   abs=1e-9)
+            assert b["objective_tight"] <= b["objective"] + 0.1 * p["C"] * p["eps"]
+        # same seed -> same run (a fresh, unmemoised run of seed 0 against the target's record of it)
+        again, _ = run_seed(probe_motif_model(p["motif_length"], k), X, Y, Xt, Yt, res["seeds"]["init"][0], p)
+        rec = next(r for r in res["artifacts"]["runs"] if r["seed_index"] == 0 and r["order"] == k)
+        for method in ("CCCP", "SPL"):
+            for key in ("objective", "train_error", "test_error", "iterations"):
+                assert again[method][key] == rec[method][key]
+    control = res["artifacts"]["control"]["by_order"]
+    assert set(control) == {str(k) for k in p["orders"]}
+    assert all(control[str(k)][m]["n"] == p["control_seeds"] for k in p["orders"] for m in ("CCCP", "SPL"))
+    timing = res["artifacts"]["timing"]
+    for m in ("CCCP", "SPL"):
+        assert timing[m]["cpu_per_run_s"] > 0 and timing[m]["passes_per_solve"] >= 1
+        assert timing[m]["paper_over_ours"] == pytest.approx(timing["paper_runtime_s"][m] / timing[m]["cpu_per_run_s"])
     f2 = experiments.run("spl.fig2", "smoke", out=tmp_path, progress=False)
     assert f2["rows"] and all(0 <= r["hamming"] <= 1 for r in f2["rows"])
-    assert f2["rows"][0]["n_selected"] > p["n_train"] / 2       # K0: more than half selected first
+    assert f2["rows"][0]["n_selected"] >= p["n_train"] // 2 + 1   # K0: just over half selected first
 
 
 def test_bad_parameters_fail_before_work():
@@ -218,3 +307,5 @@ def test_bad_parameters_fail_before_work():
         experiments.run("spl.table1", "smoke", eps_tight=0.01)
     with pytest.raises(ValueError, match="n_train"):
         experiments.run("spl.table1", "smoke", n_train=201)
+    with pytest.raises(ValueError, match="twice"):
+        experiments.run("spl.table1", "smoke", orders=[2, 2])

@@ -4,34 +4,28 @@ Five UniPROBE proteins x five folds x four seeds of the random initial motif sta
 learners); C = 150, eps = 0.001; CCCP vs self-paced learning (mu = 1.3, T0 = 2 CCCP warm-up iterations,
 K0 such that the first selection holds more than half of the sequences).  Per protein and fold, each
 learner's run with the lowest objective among the seeds is reported (Table 1: mean +- std over the
-folds).  Notebook ``notebooks/spl/03_motifs``.
-
-**The first step from random starts.**  With random motif starts, the convex bound of the first CCCP
-step is minimised by ``w = 0`` (bound = C): the randomly placed motifs of the positives carry no signal
-that the negatives' best starts cannot match.  At ``w = 0`` every start ties, so an exact solver would
-leave every seed at the same point, which is also a fixed point of CCCP (objective exactly C, 50 % error).
-The authors' solver (SVM-struct's 1-slack cutting plane, ``svm_struct_latent_spl.c``) starts from
-``w = 0``, adds the most violated plane until it is violated by at most ``eps`` more than the working
-set, and keeps the *last* iterate: a ``w`` a tiny distance from zero whose direction comes from the
-random starts and breaks the tie.  We run that first solve exactly as they did
-(:func:`svmstruct_first_solve`: the same planes, the same stopping rule, the QP solved to 1e-12), and
-both learners continue from its ``w`` with solves certified to a duality gap of ``0.1 C eps``
-(:class:`~lvmrepro.engine.lssvm.inner.motif_dcd.MotifDualCD`).  The seed thus matters only through this first
-step -- as in the paper -- and the same seed gives the same run.
+folds).  Everything is run at both background-word lengths: 2 bases (the authors' code, whose default
+``--o 2`` no command line or batch configuration overrides) and 3 (the paper's text); each claim says
+which it rests on.  The runs themselves: :mod:`lvmrepro.experiments.spl.motif_runs`.  Notebook
+``notebooks/spl/03_motifs``; its tables and readings: :mod:`lvmrepro.book.spl.motifs`.
 """
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
 
 from lvmrepro import stats
 from lvmrepro.experiments import target
+from lvmrepro.experiments.spl.motif_runs import _control_unit, _unit, check_balanced_size, fold_arrays
 from lvmrepro.params import Choice, Float, Int, List
 
 PROTEINS = ("052", "074", "108", "131", "146")
 
-# SPL paper, Table 1 (p. 6): mean +- std over five folds, best of four seeds per fold.
+# SPL paper, Table 1 (p. 6): mean +- std over five folds, best of four seeds per fold.  The paper numbers
+# its five proteins' columns without naming them; the authors' files are 001-005 (their cmd) and the
+# data ship them as 052, 074, 108, 131, 146: column j is read as the j-th of these (an assumption).
 PAPER_TABLE1 = {
     "source": "Kumar, Packer & Koller 2010 (SPL), Table 1 and Sec. 5.2",
     "proteins": list(PROTEINS),
@@ -58,197 +52,44 @@ BAD_TEST_ERROR = 45.0      # percent; the paper: "a bad local minimum is one tha
 # what the stopping rule leaves undecided; 0.1 percentage point is about ten sequences of a fold's
 # ten-thousand-sequence half (the paper's table reports errors to 0.01 pp).
 ERROR_THRESHOLD_PP = 0.1
+METHODS = ("CCCP", "SPL")
+MEASURES = (("objective", "objective", "objective"), ("train_error", "training error", "training error (pp)"),
+            ("test_error", "test error", "test error (pp)"))
 
 
-# --------------------------------------------------------------------------- the authors' first solve
-def svmstruct_first_solve(model, X, Y, H, C: float, eps: float, *, max_planes: int = 2000,
-                          qp_tol: float = 1e-12):
-    """The authors' first convex solve: SVM-struct's 1-slack cutting plane from ``w = 0`` with latent
-    values ``H``, stopped when the most violated plane exceeds the working set's slack by at most ``eps``
-    (slack per example, the ``-e`` option), returning the last QP solution.  Returns ``(w, planes)``.
-
-    The planes are those of :class:`lvmrepro.engine.lssvm.inner.CuttingPlane` (loss-augmented inference, first
-    maximiser on ties, as ``find_most_violated_constraint_marginrescaling``); the QP over the planes is
-    solved to ``qp_tol * C`` (the authors used MOSEK), so ``w`` is its unique minimiser up to that."""
-    from lvmrepro.engine.lssvm.inner import solve_simplex_qp
-    n = model.n_samples(X)
-    Y = model.check_outputs(X, Y)
-    H = model.check_latent(X, H, Y)
-    c = np.full(n, 1.0 / n)
-    p = model.feature_sum(X, Y, H, c)
-    w = np.zeros(model.size_w)
-    D = np.zeros((0, model.size_w))       # p - ghat_k, one row per plane
-    b = np.zeros(0)
-    Q = np.zeros((1, 1))                  # over [zero plane] + planes
-    alpha = np.array([float(C)])
-    for planes in range(max_planes + 1):
-        ybar, hbar, _ = model.loss_augmented_inference(w, X, Y)
-        ghat = model.feature_sum(X, ybar, hbar, c)
-        margin = float(c @ model.loss(Y, ybar))
-        d = p - ghat
-        violation = margin - float(w @ d)
-        threshold = 0.0 if len(b) <= 1 else max(0.0, float(np.max(b - D @ w)))
-        if violation <= threshold + eps or planes == max_planes:
-            return w, planes
-        k = len(b)
-        Qn = np.zeros((k + 2, k + 2))
-        Qn[:k + 1, :k + 1] = Q
-        cross = D @ d
-        Qn[k + 1, 1:k + 1] = Qn[1:k + 1, k + 1] = cross
-        Qn[k + 1, k + 1] = float(d @ d)
-        Q = Qn
-        D = np.vstack([D, d[None, :]])
-        b = np.append(b, margin)
-        alpha = np.append(alpha, 0.0)
-        alpha, _, _ = solve_simplex_qp(Q, np.r_[0.0, b], alpha, C, qp_tol * C)
-        w = alpha[1:] @ D
-    return w, max_planes   # pragma: no cover - loop always returns
+def word_label(order: int) -> str:
+    return {2: "2-base words (the authors' code)", 3: "3-base words (the paper's text)"}.get(
+        order, f"{order}-base words")
 
 
-# --------------------------------------------------------------------------- data
-def check_balanced_size(key, k, labels, protein, fold) -> None:
-    """A label-balanced subsample of ``k`` needs ``k // 2`` positives and ``k - k // 2`` negatives: refuse a
-    larger one (a result must not record a size it did not use)."""
-    labels = np.asarray(labels)
-    pos, neg = int(np.sum(labels == 1)), int(np.sum(labels == -1))
-    if k is not None and (k // 2 > pos or k - k // 2 > neg):
-        raise ValueError(f"{key} = {k} is more than a label-balanced subsample of protein {protein} fold {fold} "
-                         f"can hold ({pos} positive and {neg} negative sequences)")
-
-
-def fold_arrays(protein: str, fold: int, n_train=None, n_test=None, subsample_seed: int = 0):
-    """``(X, Y, Xt, Yt, test_kind)`` of one protein-fold; ``n_train``/``n_test`` (even) take a seeded,
-    label-balanced subsample (the smoke and default scales)."""
-    from lvmrepro.tasks.motifs.data import load_fold
-    f = load_fold(protein, fold)
-
-    def take(ps, k, salt):
-        X, Y = np.asarray(ps.codes), np.asarray(ps.labels)
-        if k is None or k == len(Y):
-            return np.ascontiguousarray(X), Y.astype(np.int64)
-        check_balanced_size(("n_train", "n_test")[salt], k, Y, protein, fold)
-        rng = np.random.default_rng([subsample_seed, salt, int(protein), fold])
-        pos, neg = np.flatnonzero(Y == 1), np.flatnonzero(Y == -1)
-        idx = np.sort(np.r_[rng.choice(pos, k // 2, replace=False), rng.choice(neg, k - k // 2, replace=False)])
-        return np.ascontiguousarray(X[idx]), Y[idx].astype(np.int64)
-    X, Y = take(f.train, n_train, 0)
-    Xt, Yt = take(f.test, n_test, 1)
-    return X, Y, Xt, Yt, f.test_kind
-
-
-# --------------------------------------------------------------------------- one run
-def _spl_series(model, X, Y, res):
-    """Per SPL outer iteration: the number of selected sequences and the mean pairwise Hamming distance
-    of the selected positives' motifs, at the selection made after that iteration's latent completion
-    (the first ACS solve's latent values and weights)."""
-    from lvmrepro.tasks.motifs.analysis import motif_coherence
-    log = res.info.get("solves", [])
-    spl_solves = [s for s in log if s["v"] is not None]
-    out, pos = [], 0
-    for h in res.history[1:]:
-        k = h["acs_solves"]
-        if k == 0 or pos >= len(spl_solves):
-            break
-        s = spl_solves[pos]
-        sel = s["v"] > 0
-        out.append({"iteration": h["iteration"], "n_selected": int(sel.sum()),
-                    "n_selected_positive": int(np.sum(sel & (Y == 1))),
-                    "hamming": motif_coherence(model, X, Y, s["H"], selected=sel)})
-        pos += k
-    return out
-
-
-#: the code a motif run executes: the engine's learners and solvers, the motif task, this module
-RUN_CODE = ("lvmrepro.engine", "lvmrepro.tasks.motifs", "lvmrepro.experiments.spl.motifs")
+# --------------------------------------------------------------------------- memoised units
+#: the code a unit executes, named for the run cache: the runs, the motif task, its kernels and inner
+#: solver, and the engine's learners, objective and first-solve QP (nothing else in the engine)
+RUN_CODE = ("lvmrepro.experiments.spl.motif_runs", "lvmrepro.tasks.motifs", "engine/_kernels/motif_*.py*",
+            "engine/_kernels/simplex_qp*.py*", "lvmrepro.engine.kernels", "lvmrepro.engine.validation",
+            "lvmrepro.engine.lssvm.inner.motif_dcd", "lvmrepro.engine.lssvm.inner.base",
+            "lvmrepro.engine.lssvm.inner.cutting_plane", "lvmrepro.engine.lssvm.cccp", "lvmrepro.engine.lssvm.spl",
+            "lvmrepro.engine.lssvm.objective", "lvmrepro.engine.lssvm.base")
 
 
 def _memo(func, args, kind):
-    """``func(args)`` from the run cache (``spl.motifs``), keyed by every argument and the code, so a long run
-    that is stopped resumes from the tasks it finished (the runs are deterministic)."""
+    """``func(args)`` from the run cache (``spl.motifs``), keyed by every argument and :data:`RUN_CODE`, so a
+    stopped run resumes from the units it finished (the runs are deterministic)."""
     from lvmrepro.experiments.cache import RunCache
     return RunCache("spl.motifs", RUN_CODE).memo({"kind": kind, "args": list(args)}, lambda: func(args))
 
 
-def run_pair(args):
-    """CCCP and SPL on one protein-fold from one seed's random starts (module-level for the pool); a
-    pair finished by an earlier, stopped run of the same code and arguments is read back."""
-    return _memo(_run_pair, args, "pair")
+def run_unit(args):
+    """One protein-fold at one word length, every seed (module-level for the pool; memoised)."""
+    return _memo(_unit, args, "unit")
 
 
-def run_continuation(args):
-    """One best-seed run continued by CCCP to ``eps_tight`` from its final ``w`` (memoised like
-    :func:`run_pair`)."""
-    return _memo(_run_continuation, args, "continuation")
+def run_control(args):
+    """One positive-control seed at one word length (memoised)."""
+    return _memo(_control_unit, args, "control")
 
 
-def _run_continuation(args):
-    from lvmrepro.engine.lssvm import CCCP, error_rate
-    from lvmrepro.tasks.motifs.model import probe_motif_model
-    from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD
-    protein, fold, w, p = args
-    X, Y, Xt, Yt, _ = fold_arrays(protein, fold, p["n_train"], p["n_test"])
-    model = probe_motif_model(p["motif_length"], p["order"], p["primer"])
-    c0 = time.process_time()
-    tight = CCCP(model, p["C"], eps=p["eps_tight"], max_iter=p["max_iter"], inner=MotifDualCD()).fit(
-        X, Y, w0=np.asarray(w, dtype=float))
-    return {"objective_tight": tight.objective, "train_error_tight": 100 * error_rate(model, tight.w, X, Y),
-            "test_error_tight": 100 * error_rate(model, tight.w, Xt, Yt), "iterations_tight": tight.n_iter,
-            "cpu_tight_s": time.process_time() - c0}
-
-
-def _run_pair(args):
-    from lvmrepro.engine.lssvm import CCCP, SelfPaced, error_rate, latent_objective
-    from lvmrepro.tasks.motifs.model import probe_motif_model
-    from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD
-    from lvmrepro.tasks.motifs.analysis import base_counts, motif_coherence
-    protein, fold, seed_index, seed, p, variant = args
-    m, order, primer = variant.get("motif_length", p["motif_length"]), variant.get("order", p["order"]), \
-        variant.get("primer", p["primer"])
-    X, Y, Xt, Yt, _ = fold_arrays(protein, fold, p["n_train"], p["n_test"])
-    model = probe_motif_model(m, order, primer)
-    C, eps = p["C"], p["eps"]
-    n = len(Y)
-    H0 = model.init_latent(X, Y, rng=np.random.default_rng(seed))
-    c0 = time.process_time()
-    w0, planes = svmstruct_first_solve(model, X, Y, H0, C, eps)
-    first_cpu = time.process_time() - c0
-    out = {"protein": protein, "fold": fold, "seed_index": seed_index, "seed": seed, "variant": variant,
-           "n_train": n, "n_test": len(Yt), "first_solve": {"planes": planes, "cpu_s": first_cpu,
-                                                            "w_norm": float(np.linalg.norm(w0)),
-                                                            "objective": latent_objective(model, w0, X, Y, C)}}
-    for name in ("CCCP", "SPL"):
-        t0, c0 = time.perf_counter(), time.process_time()
-        inner = MotifDualCD(record=(name == "SPL"))
-        if name == "CCCP":
-            learner = CCCP(model, C, eps=eps, max_iter=p["max_iter"], inner=inner)
-        else:
-            # the first warm-up iteration is the solve above; K0: the slack threshold 1/K starts at 0.01 C/n
-            # and is divided by mu until more than half the sequences are selected (SelfPaced's rule)
-            learner = SelfPaced(model, C, eps=eps, mu=p["mu"], T0=p["T0"] - 1, K0=n / (0.01 * C),
-                                max_iter=p["max_iter"], inner=inner)
-        res = learner.fit(X, Y, w0=w0)
-        fit_cpu = time.process_time() - c0
-        runtime = time.perf_counter() - t0
-        row = {"objective": res.objective, "objective_direct": latent_objective(model, res.w, X, Y, C),
-               "train_error": 100 * error_rate(model, res.w, X, Y), "test_error": 100 * error_rate(model, res.w, Xt, Yt),
-               "iterations": res.n_iter + 1, "converged": bool(res.converged),
-               "runtime_s": runtime, "cpu_s": fit_cpu + first_cpu,
-               "hamming": motif_coherence(model, X, Y, res.H),
-               "base_counts": base_counts(model.occurrences(X, Y, res.H)).tolist(),
-               "w": res.w.tolist(),
-               "max_gap": max([h.get("gap") or 0.0 for h in res.history] + [0.0]),
-               "history": [{"iteration": h["iteration"], "objective": h["objective"],
-                            **({"n_selected": h["n_selected"], "K": h["K"]} if name == "SPL" else {})}
-                           for h in res.history]}
-        if name == "SPL":
-            row["series"] = _spl_series(model, X, Y, res)
-            row["K0"] = res.info["K0"]
-            row["max_gap"] = max([r["gap"] for h in res.history for r in h.get("acs_raw", [])] + [row["max_gap"]])
-        out[name] = row
-    return out
-
-
-# --------------------------------------------------------------------------- Table 1
+# --------------------------------------------------------------------------- summaries
 def best_seed(runs, method):
     """Per (protein, fold): the run of ``method`` with the lowest objective among the seeds."""
     best = {}
@@ -257,6 +98,27 @@ def best_seed(runs, method):
         if key not in best or r[method]["objective"] < best[key][method]["objective"]:
             best[key] = r
     return {k: v[method] | {"seed_index": v["seed_index"]} for k, v in sorted(best.items())}
+
+
+def is_bad(run_row) -> bool:
+    return run_row["test_error"] >= BAD_TEST_ERROR
+
+
+def mapping_fit(rows, order):
+    """How well the assumed protein mapping fits: the sum over proteins and both learners of squared
+    differences between our mean test error and the paper's, for the assumed order of the columns and for
+    the best of the 120 orders."""
+    ours = {(r["protein"], r["method"]): r["test_error_mean"] for r in rows if r["order"] == order}
+    proteins = sorted({pr for pr, _ in ours})
+    if len(proteins) != len(PROTEINS):
+        return None
+
+    def sse(perm):
+        return float(sum((ours[(pr, m)] - PAPER_TABLE1["test_error"][m][j][0]) ** 2
+                         for j, pr in enumerate(perm) for m in METHODS))
+    perms = sorted(itertools.permutations(PROTEINS), key=sse)
+    return {"assumed": list(PROTEINS), "assumed_sse": sse(PROTEINS), "best": list(perms[0]), "best_sse": sse(perms[0]),
+            "assumed_rank": perms.index(PROTEINS) + 1, "n_orders": len(perms)}
 
 
 def _check_params(p):
@@ -268,105 +130,76 @@ def _check_params(p):
             raise ValueError(f"{key} must be an even number >= 20 or null (all sequences); got {p[key]}")
     if p["eps_tight"] >= p["eps"]:
         raise ValueError(f"eps_tight ({p['eps_tight']}) must be smaller than eps ({p['eps']})")
+    if len(set(p["orders"])) != len(p["orders"]):
+        raise ValueError(f"orders lists a word length twice: {p['orders']}")
 
 
+_COMMON = {"C": 150.0, "eps": 1e-3, "eps_tight": 1e-4, "mu": 1.3, "T0": 2, "motif_length": 10, "orders": [2, 3],
+           "spl_step": "selected", "control_mutation": 0.5}
 SCALES = {
-    "smoke": {"proteins": ["052"], "folds": [1], "seeds": 2, "n_train": 200, "n_test": 200, "C": 150.0,
-              "eps": 1e-3, "eps_tight": 1e-4, "mu": 1.3, "T0": 2, "motif_length": 10, "order": 3,
-              "primer": "overlap", "max_iter": 30, "sensitivity_proteins": [], "sensitivity_folds": []},
-    # the quick book build: every protein on fold 1 with two seeds (the table's rows and the sensitivity
-    # runs), trained on 4,000 of a fold's ~21,000 training sequences (label-balanced) and tested on all
-    "default": {"proteins": list(PROTEINS), "folds": [1], "seeds": 2, "n_train": 4000, "n_test": None, "C": 150.0,
-                "eps": 1e-3, "eps_tight": 1e-4, "mu": 1.3, "T0": 2, "motif_length": 10, "order": 3,
-                "primer": "overlap", "max_iter": 100, "sensitivity_proteins": ["052"], "sensitivity_folds": [1]},
-    "paper": {"proteins": list(PROTEINS), "folds": [1, 2, 3, 4, 5], "seeds": 4, "n_train": None, "n_test": None,
-              "C": 150.0, "eps": 1e-3, "eps_tight": 1e-4, "mu": 1.3, "T0": 2, "motif_length": 10, "order": 3,
-              "primer": "overlap", "max_iter": 100, "sensitivity_proteins": list(PROTEINS), "sensitivity_folds": [1]},
+    "smoke": {**_COMMON, "C": 15.0, "proteins": ["052"], "folds": [1], "seeds": 2, "n_train": 200, "n_test": 200,
+              "max_iter": 30, "sensitivity_proteins": [], "control_n": 200, "control_seeds": 2},
+    # the quick book build: every protein on fold 1 with two seeds, trained on 4,000 of a fold's ~21,000
+    # training sequences (label-balanced) and tested on all
+    "default": {**_COMMON, "proteins": list(PROTEINS), "folds": [1], "seeds": 2, "n_train": 4000, "n_test": None,
+                "max_iter": 100, "sensitivity_proteins": ["052"], "control_n": 1000, "control_seeds": 6},
+    "paper": {**_COMMON, "proteins": list(PROTEINS), "folds": [1, 2, 3, 4, 5], "seeds": 4, "n_train": None,
+              "n_test": None, "max_iter": 100, "sensitivity_proteins": list(PROTEINS), "control_n": 1000,
+              "control_seeds": 10},
 }
 PARAMS = {"proteins": List(choices=PROTEINS), "folds": List("int", lo=1, hi=5), "seeds": Int(1, 16),
-          "n_train": Int(20, optional=True), "n_test": Int(20, optional=True), "primer": Choice("overlap", "exclude"),
+          "n_train": Int(20, optional=True), "n_test": Int(20, optional=True), "orders": List("int", lo=1, hi=6),
           "C": Float(0, None, lo_open=True), "eps": Float(0, 1, lo_open=True), "eps_tight": Float(0, 1, lo_open=True),
-          "mu": Float(1, None, lo_open=True), "T0": Int(1, 10), "motif_length": Int(4, 30), "order": Int(1, 6),
-          "max_iter": Int(1), "sensitivity_proteins": List(choices=PROTEINS, min_len=0),
-          "sensitivity_folds": List("int", lo=1, hi=5, min_len=0)}
-# the sensitivity rows: the authors' code defaults (m = 10, background words of 2 bases) and the motif
-# kept inside the variable region; each run from seed 0 only
-VARIANTS = ({"order": 2}, {"primer": "exclude"})
+          "mu": Float(1, None, lo_open=True), "T0": Int(2, 2), "motif_length": Int(4, 30), "max_iter": Int(2),
+          "spl_step": Choice("selected", "n"), "sensitivity_proteins": List(choices=PROTEINS, min_len=0),
+          "control_n": Int(40), "control_seeds": Int(0, 100), "control_mutation": Float(0, 1)}
+# the sensitivity row: the motif kept inside the variable region (fold 1, seed 0, the first word length)
+VARIANT = {"primer": "exclude"}
 
 
 @target("spl.table1", title="SPL Table 1: motif finding on five UniPROBE proteins, CCCP vs self-paced learning",
         notebook="notebooks/spl/03_motifs", item="Table 1", paper=PAPER_TABLE1, scales=SCALES, params=PARAMS,
         check_params=_check_params)
 def table1(ctx):
-    """Objective, training and test error (best of the seeds per fold; mean +- std over folds) per protein."""
+    """Objective, training and test error (best of the seeds per fold; mean +- std over folds) per protein,
+    at each background-word length; bad runs over every protein, fold and seed; the positive control."""
     from lvmrepro.tasks.motifs.data import load_fold, test_set_facts
     from lvmrepro.tasks.motifs.analysis import enriched_kmers
     p = ctx.params
     for protein in sorted(set(p["proteins"]) | set(p["sensitivity_proteins"])):
         for fold in range(1, 6):
             f = load_fold(protein, fold)   # verify and record the data files before the workers start
-            if fold in set(p["folds"]) | set(p["sensitivity_folds"]):
+            if fold in p["folds"] or (fold == 1 and protein in p["sensitivity_proteins"]):
                 check_balanced_size("n_train", p["n_train"], f.train.labels, protein, fold)
                 check_balanced_size("n_test", p["n_test"], f.test.labels, protein, fold)
     seeds = [int(s.generate_state(1)[0]) for s in ctx.seeds(p["seeds"])]
-    tasks = [(pr, f, k, seeds[k], p, {}) for pr in p["proteins"] for f in p["folds"] for k in range(p["seeds"])]
-    tasks += [(pr, f, 0, seeds[0], p, v) for v in VARIANTS for pr in p["sensitivity_proteins"]
-              for f in p["sensitivity_folds"]]
+    indexed = list(enumerate(seeds))
+    units = [(pr, f, k, indexed, p, {}) for k in p["orders"] for pr in p["proteins"] for f in p["folds"]]
+    units += [(pr, 1, p["orders"][0], indexed[:1], p, VARIANT) for pr in p["sensitivity_proteins"]]
+    control_seeds = [int(s.generate_state(1)[0]) for s in ctx.seeds(p["control_seeds"], key=1)]
+    controls = [(k, i, s, p) for k in p["orders"] for i, s in enumerate(control_seeds)]
     t_all = time.perf_counter()
-    # longest first: a run's work grows with the candidate starts (the primer-excluding variant has fewer)
-    from lvmrepro.tasks.motifs.model import probe_motif_model
-
-    def starts(v):
-        return probe_motif_model(v.get("motif_length", p["motif_length"]), v.get("order", p["order"]),
-                                 v.get("primer", p["primer"])).n_starts
-    done = ctx.map(run_pair, tasks, desc="spl.table1 runs (CCCP + SPL per protein-fold-seed)",
-                   cost=[starts(t[5]) for t in tasks])
-    runs = [r for r in done if not r["variant"]]
-    sens = [r for r in done if r["variant"]]
-    best = {m: best_seed(runs, m) for m in ("CCCP", "SPL")}
-    keys = sorted(best["CCCP"])
-    # the best-seed runs continued to the tighter tolerance (converged comparison)
-    cont_tasks = [(k[0], k[1], best[m][k]["w"], p) for m in ("CCCP", "SPL") for k in keys]
-    # longest first: the SPL runs stop further from convergence (their continuations took about twice as
-    # many iterations as CCCP's in our runs); within a method, the longer original run first
-    conts = ctx.map(run_continuation, cont_tasks, desc=f"spl.table1 best runs continued to eps = {p['eps_tight']:g}",
-                    cost=[(2.0 if m == "SPL" else 1.0) * best[m][k]["iterations"] for m in ("CCCP", "SPL") for k in keys])
-    for (m, k), extra in zip([(m, k) for m in ("CCCP", "SPL") for k in keys], conts):
-        best[m][k].update(extra)
+    # longest first: the full units (every seed and two continuations), then the single-seed ones
+    done = ctx.map(_dispatch, [("unit", u) for u in units] + [("control", c) for c in controls],
+                   desc="spl.table1 units (protein-fold-word length: every seed, both learners)",
+                   cost=[len(u[3]) + (0 if u[5] else 2) for u in units] + [0.1] * len(controls))
     wall = time.perf_counter() - t_all
-    paper_idx = {pr: i for i, pr in enumerate(PROTEINS)}
-
-    rows = []
-    for pr in p["proteins"]:
-        for method in ("CCCP", "SPL"):
-            sel = [best[method][k] for k in keys if k[0] == pr]
-            row = {"protein": pr, "method": method, "n_folds": len(sel)}
-            for key in ("objective", "train_error", "test_error", "objective_tight", "train_error_tight",
-                        "test_error_tight", "hamming", "iterations", "cpu_s"):
-                row[f"{key}_mean"], row[f"{key}_std"] = stats.mean_std([s[key] for s in sel])
-            for key in ("objective", "train_error", "test_error"):
-                row[f"paper_{key}"], row[f"paper_{key}_std"] = PAPER_TABLE1[key][method][paper_idx[pr]]
-            all_runs = [r[method] for r in runs if r["protein"] == pr]
-            row["bad_runs"] = sum(r["test_error"] >= BAD_TEST_ERROR for r in all_runs)
-            row["n_runs"] = len(all_runs)
-            rows.append(row)
-
-    claims = _table1_claims(p, runs, best, keys)
-    checks = _table1_checks(p, runs + sens, best)
-    sens_rows = []
-    for v in VARIANTS:
-        label = ", ".join(f"{k} = {val}" for k, val in v.items())
-        for method in ("CCCP", "SPL"):
-            sel = [r[method] for r in sens if r["variant"] == v]
-            base = [r[method] for r in runs if r["seed_index"] == 0 and (r["protein"], r["fold"]) in
-                    {(s["protein"], s["fold"]) for s in sens if s["variant"] == v}]
-            if not sel:
+    unit_out, control_runs = done[:len(units)], done[len(units):]
+    runs = [r for u in unit_out for r in u["runs"] if not r["variant"]]
+    sens = [r for u in unit_out for r in u["runs"] if r["variant"]]
+    best = {}
+    for k in p["orders"]:
+        sub = [r for r in runs if r["order"] == k]
+        best[k] = {m: best_seed(sub, m) for m in METHODS}
+        for u in unit_out:
+            r0 = u["runs"][0]
+            if r0["variant"] or r0["order"] != k:
                 continue
-            row = {"variant": label, "method": method, "n": len(sel)}
-            for key in ("objective", "train_error", "test_error", "hamming"):
-                row[f"{key}_mean"], row[f"{key}_std"] = stats.mean_std([s[key] for s in sel])
-                row[f"{key}_base_mean"] = float(np.mean([s[key] for s in base])) if base else None
-            sens_rows.append(row)
+            for m in METHODS:
+                best[k][m][(r0["protein"], r0["fold"])].update(u["continued"][m])
+    rows = _table1_rows(p, runs, best)
+    claims = [c for k in p["orders"] for c in _table1_claims(p, k, [r for r in runs if r["order"] == k], best[k])]
+    checks = _table1_checks(p, runs + sens, best)
     facts = [row for pr in sorted(set(p["proteins"])) for row in test_set_facts(pr)]
     enriched, junction = {}, {}
     for pr in p["proteins"]:
@@ -376,28 +209,102 @@ def table1(ctx):
         junction[pr] = enriched_kmers(X, Y, k=6, top=3, starts=(31, 35))
     slim = []
     for r in runs + sens:
-        s = {k: v for k, v in r.items() if k not in ("CCCP", "SPL")}
-        for method in ("CCCP", "SPL"):
-            s[method] = {k: v for k, v in r[method].items() if k not in ("w", "base_counts", "series", "history")}
+        s = {k: v for k, v in r.items() if k not in METHODS}
+        for m in METHODS:
+            s[m] = {k: v for k, v in r[m].items() if k not in ("w", "base_counts", "series", "history")}
+            s[m]["history"] = [h["objective"] for h in r[m]["history"]]
         slim.append(s)
-    best_art = {m: {f"{k[0]}/{k[1]}": {kk: vv for kk, vv in v.items()} for k, v in best[m].items()}
-                for m in ("CCCP", "SPL")}
-    n_pairs = len(tasks)
-    cpu_c = [r["CCCP"]["cpu_s"] for r in done]
-    cpu_s = [r["SPL"]["cpu_s"] for r in done]
-    return {"rows": rows, "claims": claims, "checks": checks, "seeds": {"init": seeds},
-            "artifacts": {"runs": slim, "best": best_art, "sensitivity": sens_rows, "test_set_facts": facts,
-                          "enriched_kmers": enriched, "junction_kmers": junction, "wall_s": wall, "n_pairs": n_pairs,
-                          "cpu_per_run": {"CCCP": stats.mean_std(cpu_c), "SPL": stats.mean_std(cpu_s),
-                                          "first_solve": stats.mean_std([r["first_solve"]["cpu_s"] for r in done]),
-                                          "continuation": stats.mean_std([b["cpu_tight_s"] for m in ("CCCP", "SPL")
-                                                               for b in best[m].values()])}},
-            "notes": [f"proteins {p['proteins']}, folds {p['folds']}, {p['seeds']} seeds; "
+    best_art = {str(k): {m: {f"{key[0]}/{key[1]}": v for key, v in best[k][m].items()} for m in METHODS}
+                for k in p["orders"]}
+    timing = _timing(runs, unit_out, wall, ctx.jobs)
+    mapping = {str(k): mapping_fit(rows, k) for k in p["orders"]}
+    # the performance page's reading (lvmrepro.book.benchmark_report): CPU per run (mean, std), runs counted
+    cpu_per_run = {m: stats.mean_std([r[m]["cpu_s"] for r in runs]) for m in METHODS}
+    cpu_per_run["first_solve"] = stats.mean_std([r["first_solve"]["cpu_s"] for r in runs])
+    return {"rows": rows, "claims": claims, "checks": checks, "seeds": {"init": seeds, "control": control_seeds},
+            "artifacts": {"runs": slim, "best": best_art, "sensitivity": _sensitivity_rows(runs, sens),
+                          "control": _control_summary(p, control_runs), "mapping": mapping, "timing": timing,
+                          "cpu_per_run": cpu_per_run, "n_pairs": len(runs),
+                          "test_set_facts": facts, "enriched_kmers": enriched, "junction_kmers": junction,
+                          "orders": list(p["orders"])},
+            "notes": [f"proteins {p['proteins']}, folds {p['folds']}, {p['seeds']} seeds, background words of "
+                      f"{' and '.join(map(str, p['orders']))} bases; "
                       f"{'all' if p['n_train'] is None else p['n_train']} training sequences per fold; "
-                      f"C = {p['C']}, eps = {p['eps']} (converged: eps = {p['eps_tight']}), m = {p['motif_length']}, "
-                      f"background words of {p['order']} bases, primer {p['primer']}",
-                      f"{n_pairs} seeded (CCCP, SPL) pairs in {wall:.0f} s wall with {ctx.jobs} job(s); cpu_s per run "
-                      "counts the shared first solve in both learners' runs"]}
+                      f"C = {p['C']}, eps = {p['eps']} (converged: eps = {p['eps_tight']}), m = {p['motif_length']}",
+                      f"{len(units)} units and {len(controls)} control runs in {wall:.0f} s wall with {ctx.jobs} "
+                      "job(s); a run's cpu_s counts the shared first solve and warm-up in both learners"]}
+
+
+def _dispatch(item):
+    kind, args = item
+    return run_unit(args) if kind == "unit" else run_control(args)
+
+
+def _table1_rows(p, runs, best):
+    paper_idx = {pr: i for i, pr in enumerate(PROTEINS)}
+    rows = []
+    for k in p["orders"]:
+        for pr in p["proteins"]:
+            for method in METHODS:
+                sel = [v for key, v in best[k][method].items() if key[0] == pr]
+                row = {"order": k, "protein": pr, "method": method, "n_folds": len(sel)}
+                for key in ("objective", "train_error", "test_error", "objective_tight", "train_error_tight",
+                            "test_error_tight", "hamming", "iterations", "cpu_s"):
+                    row[f"{key}_mean"], row[f"{key}_std"] = stats.mean_std([s[key] for s in sel])
+                for key, _, _ in MEASURES:
+                    row[f"paper_{key}"], row[f"paper_{key}_std"] = PAPER_TABLE1[key][method][paper_idx[pr]]
+                all_runs = [r[method] for r in runs if r["protein"] == pr and r["order"] == k]
+                row["bad_runs"] = sum(is_bad(r) for r in all_runs)
+                row["n_runs"] = len(all_runs)
+                rows.append(row)
+    return rows
+
+
+def _timing(runs, unit_out, wall, jobs):
+    """Issue 33's measures: CPU per run and per learner (a standalone run: the shared first solve and
+    warm-up counted in both), convex solves and inner passes per solve, and the paper's runtime over ours."""
+    out = {"wall_s": wall, "jobs": jobs, "units_wall_s": float(sum(u["wall_s"] for u in unit_out)),
+           "paper_runtime_s": dict(PAPER_TABLE1["runtime_s"])}
+    for m in METHODS:
+        cpu = [r[m]["cpu_s"] for r in runs]
+        solves = sum(r[m]["solves"] for r in runs)
+        out[m] = {"cpu_per_run_s": stats.mean_std(cpu)[0] if cpu else None,
+                  "passes_per_solve": sum(r[m]["passes"] for r in runs) / solves if solves else None,
+                  "solves_per_run": solves / len(runs) if runs else None,
+                  "paper_over_ours": PAPER_TABLE1["runtime_s"][m] / stats.mean_std(cpu)[0] if cpu else None}
+    cont = [c["cpu_tight_s"] for u in unit_out for c in u["continued"].values()]
+    out["continuation_cpu_s"] = stats.mean_std(cont)[0] if cont else None
+    return out
+
+
+def _sensitivity_rows(runs, sens):
+    out = []
+    for method in METHODS:
+        if not sens:
+            break
+        base = [r[method] for r in runs if r["seed_index"] == 0 and r["order"] == sens[0]["order"]
+                and (r["protein"], r["fold"]) in {(s["protein"], s["fold"]) for s in sens}]
+        row = {"variant": "motif inside the variable region", "order": sens[0]["order"], "method": method,
+               "n": len(sens)}
+        for key in ("objective", "train_error", "test_error", "hamming"):
+            row[f"{key}_mean"], row[f"{key}_std"] = stats.mean_std([s[method][key] for s in sens])
+            row[f"{key}_base_mean"] = float(np.mean([b[key] for b in base])) if base else None
+        out.append(row)
+    return out
+
+
+def _control_summary(p, control_runs):
+    out = {"n_train": p["control_n"], "mutation": p["control_mutation"], "runs": control_runs, "by_order": {}}
+    for k in p["orders"]:
+        sub = [r for r in control_runs if r["order"] == k]
+        out["by_order"][str(k)] = {m: {"bad": int(sum(is_bad(r[m]) for r in sub)), "n": len(sub),
+                                       "objective": [r[m]["objective"] for r in sub],
+                                       "test_error": [r[m]["test_error"] for r in sub]} for m in METHODS}
+    return out
+
+
+def _tagged(claim, order, mapping_dependent):
+    return {**claim, "word_length": order, "mapping_dependent": mapping_dependent}
 
 
 def _paired(id, statement, best, keys, key, unit, threshold, paper_effect=None, names=("SPL", "CCCP"), what=""):
@@ -407,58 +314,63 @@ def _paired(id, statement, best, keys, key, unit, threshold, paper_effect=None, 
                               paper_effect=paper_effect, names=names, what=what)
 
 
-def _table1_claims(p, runs, best, keys):
+def _table1_claims(p, order, runs, best):
     tol = p["C"] * p["eps"]
     idx = {pr: i for i, pr in enumerate(PROTEINS)}
-    measures = [("objective", "objective", tol, "objective"),
-                ("train_error", "training error", ERROR_THRESHOLD_PP, "training error (pp)"),
-                ("test_error", "test error", ERROR_THRESHOLD_PP, "test error (pp)")]
+    sfx, words = f"-k{order}", word_label(order)
+    keys = sorted(best["CCCP"])
     claims = []
-    for key, word, thr, what in measures:
+    for key, word, what in MEASURES:
         slug = key.replace("_", "-")
         # the threshold: C eps for the objective (differences inside the stopping band are undecided by
         # the paper's own rule); 0.1 pp for errors (about ten sequences of a fold's test half)
-        claims.append(_paired(f"spl-lower-{slug}", f"SPL's {word} is lower than CCCP's (best seed per protein-fold; "
-                              f"paired over the protein-folds).", best, keys, key, "protein-fold", thr, what=what))
+        thr = tol if key == "objective" else ERROR_THRESHOLD_PP
+        claims.append(_tagged(_paired(f"spl-lower-{slug}{sfx}", f"{words}: SPL's {word} is lower than CCCP's (best "
+                                      "seed per protein-fold; paired over the protein-folds).", best, keys, key,
+                                      "protein-fold", thr, what=what), order, False))
         if key == "objective":
-            claims.append(_paired(f"spl-lower-{slug}-converged", "SPL's objective is lower than CCCP's when both are "
-                                  f"continued to eps = {p['eps_tight']:g} (the same best-seed runs).", best, keys,
-                                  "objective_tight", "protein-fold", tol, what="objective"))
+            claims.append(_tagged(_paired(
+                f"spl-lower-{slug}-converged{sfx}", f"{words}: SPL's objective is lower than CCCP's when both are "
+                f"continued to eps = {p['eps_tight']:g} (the same best-seed runs).", best, keys, "objective_tight",
+                "protein-fold", tol, what="objective"), order, False))
         cells = {}
         for pr in [q for q in PROTEINS if q in p["proteins"] and q != "074"]:
             ks = [k for k in keys if k[0] == pr]
             pe = PAPER_TABLE1[key]["CCCP"][idx[pr]][0] - PAPER_TABLE1[key]["SPL"][idx[pr]][0]
-            cells[pr] = _paired(f"spl-lower-{slug}-{pr}", "", best, ks, key, "fold", thr, paper_effect=pe, what=what)
+            cells[pr] = _paired(f"spl-lower-{slug}-{pr}{sfx}", "", best, ks, key, "fold", thr, paper_effect=pe,
+                                what=what)
         if cells:
-            claims.append(stats.all_cells_claim(
-                f"spl-lower-{slug}-per-protein", f"SPL's {word} is lower than CCCP's for each protein on which the "
-                f"paper's table says so (all but 074; paired over each protein's folds).", cells, unit="fold"))
+            claims.append(_tagged(stats.all_cells_claim(
+                f"spl-lower-{slug}-per-protein{sfx}", f"{words}: SPL's {word} is lower than CCCP's for each protein "
+                f"on which the paper's table says so (all but 074; paired over each protein's folds).", cells,
+                unit="fold"), order, True))
         if "074" in p["proteins"]:
             ks = [k for k in keys if k[0] == "074"]
             pe = PAPER_TABLE1[key]["SPL"][1][0] - PAPER_TABLE1[key]["CCCP"][1][0]
-            claims.append(_paired(f"cccp-lower-{slug}-074", f"For protein 074 the table has CCCP's {word} lower than "
-                                  f"SPL's (the text says SPL is better for all proteins).", best, ks, key, "fold", thr,
-                                  paper_effect=pe, names=("CCCP", "SPL"), what=what))
+            claims.append(_tagged(_paired(
+                f"cccp-lower-{slug}-074{sfx}", f"{words}: for protein 074 the table has CCCP's {word} lower than "
+                f"SPL's (the text says SPL is better for all proteins).", best, ks, key, "fold", thr, paper_effect=pe,
+                names=("CCCP", "SPL"), what=what), order, True))
     # bad local minima over all runs (protein x fold x seed), paired on the same starts
-    cb = np.array([r["CCCP"]["test_error"] >= BAD_TEST_ERROR for r in runs], float)
-    sb = np.array([r["SPL"]["test_error"] >= BAD_TEST_ERROR for r in runs], float)
+    cb = np.array([is_bad(r["CCCP"]) for r in runs], float)
+    sb = np.array([is_bad(r["SPL"]) for r in runs], float)
     # threshold 0.05: five more bad runs per hundred; the paper's effect is (18 - 1) / 100
-    claims.append(stats.paired_claim(
-        "cccp-more-bad-minima", f"CCCP lands in a bad local minimum (test error >= {BAD_TEST_ERROR:g} %) more often "
-        "than SPL from the same starts (paper: 18 vs 1 of 100 runs).", sb, cb, better="lower", unit="run",
-        threshold=0.05, paper_effect=0.17, names=("SPL", "CCCP"), what="bad-run indicator"))
-    claims.append(stats.count_claim(
-        "cccp-bad-minima-frequent", "CCCP gets stuck in a bad local minimum in a sizeable share of the runs "
-        "(paper: 18 of 100; decided against 5 %).", int(cb.sum()), len(cb), unit="run", min_fraction=0.05,
-        evidence=f"CCCP runs with test error >= {BAD_TEST_ERROR:g} %"))
+    claims.append(_tagged(stats.paired_claim(
+        f"cccp-more-bad-minima{sfx}", f"{words}: CCCP lands in a bad local minimum (test error >= {BAD_TEST_ERROR:g} %) "
+        "more often than SPL from the same starts (paper: 18 vs 1 of 100 runs).", sb, cb, better="lower", unit="run",
+        threshold=0.05, paper_effect=0.17, names=("SPL", "CCCP"), what="bad-run indicator"), order, False))
+    claims.append(_tagged(stats.count_claim(
+        f"cccp-bad-minima-frequent{sfx}", f"{words}: CCCP gets stuck in a bad local minimum in a sizeable share of "
+        "the runs (paper: 18 of 100; decided against 5 %).", int(cb.sum()), len(cb), unit="run", min_fraction=0.05,
+        evidence=f"CCCP runs with test error >= {BAD_TEST_ERROR:g} %"), order, False))
     return claims
 
 
 def _table1_checks(p, runs, best):
     tol = 0.1 * p["C"] * p["eps"]
-    gaps = [r[m]["max_gap"] for r in runs for m in ("CCCP", "SPL")]
-    direct = [abs(r[m]["objective"] - r[m]["objective_direct"]) for r in runs for m in ("CCCP", "SPL")]
-    tight = [b["objective_tight"] - b["objective"] for m in ("CCCP", "SPL") for b in best[m].values()]
+    gaps = [r[m]["max_gap"] for r in runs for m in METHODS]
+    direct = [abs(r[m]["objective"] - r[m]["objective_direct"]) for r in runs for m in METHODS]
+    tight = [b["objective_tight"] - b["objective"] for bk in best.values() for m in METHODS for b in bk[m].values()]
     return [
         stats.check("inner-gap-certified", f"Every convex solve ends at a certified duality gap <= 0.1 C eps = {tol:g}.",
                     max(gaps) <= tol * (1 + 1e-9), f"largest gap {max(gaps):.3g} over {len(gaps)} runs", n=len(gaps)),
@@ -480,35 +392,41 @@ FIG2_SCALES = {"smoke": {"pairs": [["052", 1]]},
         scales=FIG2_SCALES)
 def fig2(ctx):
     """Mean pairwise Hamming distance (fraction of the m positions) of the selected positives' motifs at
-    each SPL iteration, for protein-fold pairs fixed in advance; final values of CCCP and SPL."""
+    each SPL iteration, for protein-fold pairs fixed in advance (the first word length of ``spl.table1``);
+    final values of CCCP and SPL at every word length."""
     res = ctx.require("spl.table1")
-    best = res["artifacts"]["best"]
+    orders = res["artifacts"]["orders"]
     pairs = [f"{pr}/{f}" for pr, f in ctx.params["pairs"]]
-    missing = [k for k in pairs if k not in best["SPL"]]
+    main = res["artifacts"]["best"][str(orders[0])]
+    missing = [k for k in pairs if k not in main["SPL"]]
     if missing:
         raise ValueError(f"spl.fig2: protein-fold {missing[0]} is not in the spl.table1 run at this scale "
-                         f"(it has {', '.join(best['SPL'])})")
-    rows = []
-    for k in pairs:
-        for s in best["SPL"][k]["series"]:
-            rows.append({"pair": k, **s})
-    keys = sorted(best["SPL"])
-    final = {m: [best[m][k]["hamming"] for k in keys] for m in ("CCCP", "SPL")}
-    first = [best["SPL"][k]["series"][0]["hamming"] for k in keys if best["SPL"][k]["series"]]
-    last_sel = [best["SPL"][k]["hamming"] for k in keys if best["SPL"][k]["series"]]
-    claims = [
-        # threshold 0.01: a tenth of one motif position per pair of motifs
-        stats.paired_claim("spl-selection-grows-less-coherent", "SPL's first selection holds motifs that are more "
-                           "alike (smaller mean Hamming distance) than the motifs of all sequences at the end.",
-                           first, last_sel, better="lower", unit="protein-fold", threshold=0.01,
-                           names=("first selection", "final"), what="mean Hamming fraction"),
-        # threshold 0.001 (a hundredth of a position); the paper's effect 0.6155 - 0.6099
-        stats.paired_claim("spl-final-motifs-more-coherent", "SPL's final motifs are more coherent than CCCP's (mean "
-                           "pairwise Hamming distance of all positives' motifs; paper: 0.6099 vs 0.6155).",
-                           final["SPL"], final["CCCP"], better="lower", unit="protein-fold", threshold=0.001,
-                           paper_effect=0.6155 - 0.6099, names=("SPL", "CCCP"), what="mean Hamming fraction"),
-    ]
-    summary = {m: {**dict(zip(("mean", "std"), stats.mean_std(v))), "paper": PAPER_FIG2["final_mean_hamming"][m]}
-               for m, v in final.items()}
-    return {"rows": rows, "claims": claims, "artifacts": {"final": summary, "pairs": pairs,
-                                                          "final_per_pair": {m: dict(zip(keys, v)) for m, v in final.items()}}}
+                         f"(it has {', '.join(main['SPL'])})")
+    rows = [{"order": orders[0], "pair": k, **s} for k in pairs for s in main["SPL"][k]["series"]]
+    claims, summary, per_pair = [], {}, {}
+    for order in orders:
+        best = res["artifacts"]["best"][str(order)]
+        keys = sorted(best["SPL"])
+        final = {m: [best[m][k]["hamming"] for k in keys] for m in METHODS}
+        first = [best["SPL"][k]["series"][0]["hamming"] for k in keys if best["SPL"][k]["series"]]
+        last_sel = [best["SPL"][k]["hamming"] for k in keys if best["SPL"][k]["series"]]
+        sfx, words = f"-k{order}", word_label(order)
+        claims += [
+            # threshold 0.01: a tenth of one motif position per pair of motifs
+            _tagged(stats.paired_claim(
+                f"spl-selection-grows-less-coherent{sfx}", f"{words}: SPL's first selection holds motifs that are "
+                "more alike (smaller mean Hamming distance) than the motifs of all sequences at the end.",
+                first, last_sel, better="lower", unit="protein-fold", threshold=0.01,
+                names=("first selection", "final"), what="mean Hamming fraction"), order, False),
+            # threshold 0.001 (a hundredth of a position); the paper's effect 0.6155 - 0.6099
+            _tagged(stats.paired_claim(
+                f"spl-final-motifs-more-coherent{sfx}", f"{words}: SPL's final motifs are more coherent than CCCP's "
+                "(mean pairwise Hamming distance of all positives' motifs; paper: 0.6099 vs 0.6155).",
+                final["SPL"], final["CCCP"], better="lower", unit="protein-fold", threshold=0.001,
+                paper_effect=0.6155 - 0.6099, names=("SPL", "CCCP"), what="mean Hamming fraction"), order, False),
+        ]
+        summary[str(order)] = {m: {"mean": float(np.mean(v)), "std": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0,
+                                   "paper": PAPER_FIG2["final_mean_hamming"][m]} for m, v in final.items()}
+        per_pair[str(order)] = {m: dict(zip(keys, v)) for m, v in final.items()}
+    return {"rows": rows, "claims": claims, "artifacts": {"final": summary, "pairs": pairs, "orders": orders,
+                                                          "final_per_pair": per_pair}}
