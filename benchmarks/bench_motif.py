@@ -2,13 +2,13 @@
 motif dual coordinate-descent pass, and one full-size CCCP run and one SPL run.
 
 ``kernels``: synthetic probes with the real shape of one UniPROBE training half (21,000 sequences of
-60 nt, half positive; motif m = 10, words of k = 3 bases, 51 starts).  The per-sequence references loop
+60 nt, half positive; motif m = 10, words of k = 3 bases, 47 starts).  The per-sequence references loop
 in Python, so those rows use 1,000 sequences; the full-size rows compare against the vectorised NumPy
 table (one gather per motif position and a prefix sum).
 
 ``learners``: protein 052, fold 1 (20,950 training probes), C = 150, eps = 0.001, one seed of random
-starts: the authors' first cutting-plane solve, then CCCP and SPL (mu = 1.3, T0 = 2) -- the protocol of
-``spl.table1 --scale paper`` for one (protein, fold, seed) without the eps = 1e-4 continuation.  The paper
+starts, words of 2 bases: the authors' first cutting-plane solve, then CCCP and SPL (mu = 1.3, T0 = 2, w-steps
+C/|V|) -- each learner on its own, so SPL repeats the warm-up iteration spl.table1 shares with CCCP.  The paper
 reports 824 s per CCCP run and 1287 s per SPL run on average.  Needs the UniPROBE files
 (``LVMREPRO_DATA``); the learners are deterministic, so one timed run without warm-up suffices.
 """
@@ -66,22 +66,23 @@ def _dcd(impl, n):
 
 @lru_cache(maxsize=1)
 def _fold():
-    from lvmrepro.experiments.spl.motifs import fold_arrays
+    from lvmrepro.experiments.spl.motif_runs import fold_arrays
     return fold_arrays("052", 1)
 
 
 def _learner(method, log):
-    from lvmrepro.experiments.spl.motifs import svmstruct_first_solve
+    from lvmrepro.experiments.spl.motif_runs import svmstruct_first_solve
     from lvmrepro.engine.lssvm import CCCP, SelfPaced, error_rate
     from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD
     X, Y, Xt, Yt, _ = _fold()
-    model = probe_motif_model(10, 3)
+    model = probe_motif_model(10, 2)
     H0 = model.init_latent(X, Y, rng=np.random.default_rng(0))
     w0, planes = svmstruct_first_solve(model, X, Y, H0, C, EPS)
     if method == "cccp":
         res = CCCP(model, C, eps=EPS, inner=MotifDualCD()).fit(X, Y, w0=w0)
     else:
-        res = SelfPaced(model, C, eps=EPS, mu=1.3, T0=1, K0=len(Y) / (0.01 * C), inner=MotifDualCD()).fit(X, Y, w0=w0)
+        res = SelfPaced(model, C, eps=EPS, mu=1.3, T0=1, K0=len(Y) / (0.01 * C), inner=MotifDualCD(),
+                        step_scale="selected").fit(X, Y, w0=w0)
     log[method] = {"n_train": len(Y), "iterations": res.n_iter + 1, "objective": res.objective,
                    "test_error": 100 * error_rate(model, res.w, Xt, Yt), "first_solve_planes": planes}
 
