@@ -338,8 +338,10 @@ cdef inline void _certify(IdleCertificates cert, Py_ssize_t i, const double[::1]
         if s != b and g[s] > other:
             other = g[s]
     if b > 0:
-        norm_b = sqrt(_norm2(kmer, cnt, b - 1, m))
-    budget = (g[b] - other - 1e-6) / (cert._rec[i, REC_RADIUS] + norm_b)
+        norm_b = _norm2(kmer, cnt, b - 1, m)
+    # ||delta_s - delta_b||^2 <= ||delta_s||^2 + ||delta_b||^2: delta_s . delta_b >= 0 (motif parts are one-hot
+    # counts, background parts minus counts, so every product of matching coordinates is >= 0)
+    budget = (g[b] - other - 1e-6) / sqrt(cert._rec[i, REC_RADIUS] * cert._rec[i, REC_RADIUS] + norm_b)
     cert._rec[i, REC_BUDGET] = budget
     if budget <= 0.0:
         return

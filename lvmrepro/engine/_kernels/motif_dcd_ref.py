@@ -87,11 +87,15 @@ def _dist2(row, kmer, a, b, m, order):
 BUDGET, ANCHOR, SLACK, SNAP, RADIUS, HINT, WIDTH = 0, 1, 2, 3, 4, 5, 8
 
 
-def norm(kmer, h, m, order):
-    """||delta_{1+h}||_2 = sqrt(m + sum over the distinct words removed of their count squared)."""
+def norm2(kmer, h, m, order):
+    """||delta_{1+h}||_2^2 = m + sum over the distinct words removed of their count squared."""
     lo, hi = _overlap(h, m, order, len(kmer))
     counts = np.unique(kmer[lo:hi], return_counts=True)[1]
-    return math.sqrt(m + int(np.sum(counts ** 2)))
+    return float(m + int(np.sum(counts ** 2)))
+
+
+def norm(kmer, h, m, order):
+    return math.sqrt(norm2(kmer, h, m, order))
 
 
 class IdleCertificates:
@@ -165,8 +169,8 @@ class IdleCertificates:
     def certify(self, i, w, d, g, b):
         other = max(g[s] for s in range(len(g)) if s != b)
         rec = self.rec[i]
-        norm_b = 0.0 if b == 0 else norm(kmers(self.codes[i], self.order), b - 1, self.m, self.order)
-        rec[BUDGET] = (g[b] - other - 1e-6) / (rec[RADIUS] + norm_b)
+        norm_b = 0.0 if b == 0 else norm2(kmers(self.codes[i], self.order), b - 1, self.m, self.order)
+        rec[BUDGET] = (g[b] - other - 1e-6) / math.sqrt(rec[RADIUS] * rec[RADIUS] + norm_b)
         if rec[BUDGET] <= 0.0:
             return
         rec[ANCHOR] = d
