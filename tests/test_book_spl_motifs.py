@@ -55,6 +55,8 @@ def test_readings_quote_the_claims(results):
         freq = claim_by_id(res, f"cccp-bad-minima-frequent-k{k}")
         spl_bad = sum(r["bad_runs"] for r in rows_where(res, order=k, method="SPL"))
         assert f"CCCP ends in a bad minimum in {freq['successes']} of {freq['n']} runs and SPL in {spl_bad} " in text
+        pc = claim_by_id(res, f"cccp-more-bad-minima-k{k}")["positive_control"]
+        assert f"CCCP stuck in {pc['cccp_bad']} of {pc['runs']} runs on planted probes" in text
     assert "not every protein" in page.mapping_reading(res)      # one protein at smoke: no mapping fit
 
 
@@ -69,6 +71,9 @@ def test_control_and_timing_quote_the_runs(results):
         assert row["CCCP bad runs"] == sum(r["CCCP"]["test_error"] >= 45.0 for r in runs)
         assert row["SPL bad runs"] == sum(r["SPL"]["test_error"] >= 45.0 for r in runs)
         assert row["\"CCCP more often\""] == stats.verdict_of(ctl["by_order"][str(k)]["claim"])
+    for k in res["params"]["orders"]:
+        pc = claim_by_id(res, f"cccp-more-bad-minima-k{k}")["positive_control"]
+        assert pc["setup_can_show"] == (ctl["by_order"][str(k)]["CCCP"]["bad"] > 0)
     text = page.control_reading(res)
     assert all(page.words(k).capitalize() in text for k in res["params"]["orders"])
     t = res["artifacts"]["timing"]

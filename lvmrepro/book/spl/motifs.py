@@ -202,8 +202,17 @@ def bad_runs_reading(res: dict) -> str:
             f"and SPL in {spl_bad} (paper: {paper['CCCP']} and {paper['SPL']} of 100). From the same starts SPL "
             f"is bad where CCCP is not in {_count(more['losses'], 'run')} and the reverse holds in {more['wins']}; "
             f"\"CCCP more often\" {stats.verdict_phrase(more)}, \"CCCP in a sizeable share\" "
-            f"{stats.verdict_phrase(freq)}.")
+            f"{stats.verdict_phrase(freq)}." + _control_note(more))
     return "\n".join(lines)
+
+
+def _control_note(claim: dict) -> str:
+    pc = claim.get("positive_control")
+    if pc is None:
+        return ""
+    return (f" Positive control at this word length: CCCP stuck in {pc['cccp_bad']} of {_count(pc['runs'], 'run')} on "
+            "planted probes, "
+            "so the setup " + ("can show the effect." if pc["setup_can_show"] else "did not show it there either."))
 
 
 def bad_run_figure(res: dict):
