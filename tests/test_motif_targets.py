@@ -174,16 +174,24 @@ def test_session_state_restore_continues_bit_for_bit():
         for r, g in zip(ref, got):
             np.testing.assert_array_equal(r.w, g.w)
             assert (r.primal, r.gap, r.passes) == (g.primal, g.gap, g.passes)
+    # the house protocol: flat plain values, an .npz round trip loses nothing
+    from lvmrepro.engine.lssvm.inner import load_state, save_state
+    back = load_state(save_state(saved))
+    assert back["solver"] == "motif_dcd" and all(np.array_equal(back[k], saved[k]) for k in ("alpha", "c"))
+    c = MotifDualCD().bind(model, X, Y, 20.0)
+    c.restore(back)
+    np.testing.assert_array_equal(c.solve(Hs[1], sample_weight=v, tol=1e-4).w, ref[0].w)
     fresh = MotifDualCD().bind(model, X, Y, 20.0)
-    assert fresh.state() == {"alpha": None, "c": None}
+    assert fresh.state() == {"solver": "motif_dcd"}
     fresh.restore(fresh.state())              # an empty state is a fresh session
-    bad = dict(saved, alpha=saved["alpha"][:, :-1])
     with pytest.raises(ValueError, match="another problem"):
-        fresh.restore(bad)
+        fresh.restore(dict(saved, alpha=saved["alpha"][:, :-1]))
     with pytest.raises(ValueError, match="sum to their box"):
         fresh.restore(dict(saved, c=saved["c"] * 2))
     with pytest.raises(ValueError, match="'alpha' and 'c'"):
-        fresh.restore({"alpha": None})
+        fresh.restore({"solver": "motif_dcd", "alpha": saved["alpha"]})
+    with pytest.raises(ValueError, match="motif_dcd"):
+        fresh.restore({"solver": "cutting_plane"})
 
 
 def test_shared_warm_up_gives_spls_own_run():

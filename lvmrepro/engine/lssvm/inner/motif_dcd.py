@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lvmrepro.engine.lssvm.inner.base import InnerSession, InnerSolver, SolveResult
+from lvmrepro.engine.lssvm.inner.base import InnerSession, InnerSolver, SolveResult, check_state
 from lvmrepro.engine.lssvm.objective import check_C
 
 
@@ -154,24 +154,28 @@ class MotifDCDSession(InnerSession):
                              f"{L} and the duals {self.alpha.shape} it was bound with (changed after binding?)")
 
     # ----------------------------------------------------------------- warm starts
+    solver_name = "motif_dcd"
+
     def state(self) -> dict:
-        """What the next solve depends on: the dual variables and their box (copies; ``alpha`` is None
-        before the first solve).  The idle certificates are not part of it: they only skip visits that
-        would change nothing, so a restored session gives the same solves, bit for bit."""
-        return {"alpha": None if self.alpha is None else self.alpha.copy(),
-                "c": None if self.c is None else self.c.copy()}
+        """The warm-start state (the protocol of :mod:`lvmrepro.engine.lssvm.inner.base`): the dual variables
+        ``alpha`` (n, n_starts + 1) and their box ``c`` (copies; absent before the first solve).  The idle
+        certificates are not part of it: they only skip visits that would change nothing, so a restored
+        session gives the same solves, bit for bit."""
+        out = {"solver": self.solver_name}
+        if self.alpha is not None:
+            out.update(alpha=self.alpha.copy(), c=self.c.copy())
+        return out
 
     def restore(self, state: dict) -> None:
-        """Continue from ``state`` (from :meth:`state` of a session on the same problem): the next solve is
-        the one the saved session would have made."""
-        if not isinstance(state, dict) or set(state) != {"alpha", "c"}:
-            raise ValueError("restore() takes a dict with 'alpha' and 'c' (from state())")
-        alpha, c = state["alpha"], state["c"]
-        if (alpha is None) != (c is None):
-            raise ValueError("a saved state has both 'alpha' and 'c' or neither")
-        if alpha is not None:
-            alpha = np.array(alpha, dtype=np.float64)
-            c = np.array(c, dtype=np.float64)
+        """Continue from ``state`` (:meth:`state` of a session on the same problem): the next solve is the one
+        the saved session would have made."""
+        state = check_state(state, self.solver_name)
+        if set(state) - {"solver"} not in (set(), {"alpha", "c"}):
+            raise ValueError(f"a motif_dcd state holds 'alpha' and 'c' or neither; got {sorted(state)}")
+        alpha = c = None
+        if "alpha" in state:
+            alpha = np.array(state["alpha"], dtype=np.float64)
+            c = np.array(state["c"], dtype=np.float64)
             S1 = self.windows.n_starts + 1
             if alpha.shape != (self.n, S1) or c.shape != (self.n,):
                 raise ValueError(f"the saved state is for another problem: alpha {alpha.shape}, c {c.shape}; this "
