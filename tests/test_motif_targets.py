@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from conftest import needs_data
+from lvmrepro import stats
 from lvmrepro.engine.lssvm import CCCP, CuttingPlane
 from lvmrepro.tasks.motifs.model import MotifModel
 from lvmrepro.engine.lssvm.inner.motif_dcd import MotifDualCD
@@ -298,6 +299,14 @@ def test_targets_at_smoke_scale(tmp_path):
     control = res["artifacts"]["control"]["by_order"]
     assert set(control) == {str(k) for k in p["orders"]}
     assert all(control[str(k)][m]["n"] == p["control_seeds"] for k in p["orders"] for m in ("CCCP", "SPL"))
+    # every bad-minimum verdict names the positive control at its word length and says whether it could show
+    claims = {c["id"]: c for c in res["claims"]}
+    for ctl in res["controls"]:
+        assert ctl["kind"] == "positive control" and ctl["could_show"] is stats.HOLDS_OF[ctl["verdict"]]
+        for cid in ctl["controls"]:
+            assert claims[cid]["control"] == {"id": ctl["id"], "could_show": ctl["could_show"]}
+    assert {cid for ctl in res["controls"] for cid in ctl["controls"]} == {
+        f"cccp-{what}-k{k}" for k in p["orders"] for what in ("more-bad-minima", "bad-minima-frequent")}
     timing = res["artifacts"]["timing"]
     for m in ("CCCP", "SPL"):
         assert timing[m]["cpu_per_run_s"] > 0 and timing[m]["passes_per_solve"] >= 1
