@@ -174,6 +174,11 @@ def run(family, w0, *, eta: float, eps: float, rng: np.random.Generator | None =
     each iteration.  Stops when ``d_t < eps`` (``trace.converged = True``) or after ``max_iter``
     iterations (``converged = False``).  Raises :class:`InvariantViolation` on any violated invariant.
     """
+    if not isinstance(family, BoundFamily):
+        raise TypeError(f"run needs a bound family (a lvmrepro.engine.gmm.driver.BoundFamily, e.g. KMeansFamily or "
+                        f"LSSVMBounds); got {type(family).__name__}")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator or None; got {type(rng).__name__}")
     eta = check_eta(eta)
     eps = float(eps)
     if not np.isfinite(eps) or eps < 0:

@@ -44,9 +44,10 @@ import math
 import numpy as np
 
 from lvmrepro.engine.gmm.driver import BoundFamily
-from lvmrepro.engine.lssvm.base import EnumerableLatent, LatentModel
+from lvmrepro.engine.lssvm.base import EnumerableLatent, LatentModel, check_model
 from lvmrepro.engine.lssvm.features import segment_argmax
 from lvmrepro.engine.lssvm.inner import InnerSolver, default_inner
+from lvmrepro.engine.lssvm.inner.base import check_inner
 
 KINDS = ("ccp", "random", "biased")
 
@@ -147,6 +148,9 @@ class LSSVMBounds(BoundFamily):
                  fold_tol_factor: float = 5.0, inner: InnerSolver | None = None):
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
+        check_model(model, "LSSVMBounds")
+        if inner is not None:
+            check_inner(inner, "LSSVMBounds")
         try:
             lam = float(lam)
         except (TypeError, ValueError):

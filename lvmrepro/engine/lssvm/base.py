@@ -214,3 +214,11 @@ def latent_changed(H_a, H_b) -> np.ndarray:
         diff = H_a != H_b
         return diff.reshape(len(diff), -1).any(axis=1) if diff.ndim > 1 else diff
     return np.array([not _same(a, b) for a, b in zip(H_a, H_b)], dtype=bool)
+
+
+def check_model(model, who: str) -> LatentModel:
+    """``model`` itself when it is a :class:`LatentModel`; else a one-line ``TypeError`` naming ``who`` needs one."""
+    if not isinstance(model, LatentModel):
+        raise TypeError(f"{who} needs a model implementing lvmrepro.engine.lssvm.base.LatentModel; "
+                        f"got {type(model).__name__}")
+    return model

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lvmrepro.engine.lssvm.base import LatentModel
+from lvmrepro.engine.lssvm.base import LatentModel, check_model
 from lvmrepro.engine.lssvm.inner import InnerSession, InnerSolver, default_inner
+from lvmrepro.engine.lssvm.inner.base import check_inner
 from lvmrepro.engine.lssvm.objective import latent_objective
 
 
@@ -101,10 +102,10 @@ class CCCP:
 
     def __init__(self, model: LatentModel, C: float, *, eps: float = 1e-3, max_iter: int = 50,
                  gap_tol: float | None = None, inner: InnerSolver | None = None):
-        self.model = model
+        self.model = check_model(model, "CCCP")
         self.C, self.eps, self.max_iter = check_learner_args(C, eps, max_iter)
         self.gap_tol = check_gap_tol(gap_tol, self.C, self.eps)
-        self.inner = default_inner(model) if inner is None else inner
+        self.inner = default_inner(model) if inner is None else check_inner(inner, "CCCP")
 
     def fit(self, X, Y, *, H0=None, w0=None, session: InnerSession | None = None) -> LearnResult:
         """Train from initial latent values ``H0`` (w = 0) or initial parameters ``w0``.  ``session``

@@ -35,6 +35,7 @@ import numpy as np
 
 from lvmrepro.engine.lssvm.cccp import LearnResult, check_gap_tol, check_learner_args, initial_state
 from lvmrepro.engine.lssvm.groupnorm import Groups
+from lvmrepro.engine.lssvm.base import check_model
 from lvmrepro.engine.lssvm.inner.base import InnerSession, InnerSolver, SolveResult
 from lvmrepro.engine.lssvm.objective import check_C, latent_slacks
 
@@ -343,7 +344,7 @@ class GroupCCCP:
 
     def __init__(self, model, C: float, lam=0.0, *, eps: float = 1e-3, max_iter: int = 50,
                  gap_tol: float | None = None, working_set: bool = True, groups=None):
-        self.model = model
+        self.model = check_model(model, "GroupCCCP")
         self.C, self.eps, self.max_iter = check_learner_args(C, eps, max_iter)
         self.gap_tol = check_gap_tol(gap_tol, self.C, self.eps)
         self.inner = GroupBundle(lam, groups=groups, working_set=working_set)

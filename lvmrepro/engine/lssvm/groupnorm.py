@@ -75,7 +75,7 @@ import time
 
 import numpy as np
 
-from lvmrepro.engine.lssvm.base import LatentModel
+from lvmrepro.engine.lssvm.base import LatentModel, check_model
 from lvmrepro.engine.lssvm.cccp import LearnResult, check_learner_args, initial_state
 from lvmrepro.engine.lssvm.inner.base import SolveResult
 from lvmrepro.params import ARRAY_BYTES_LIMIT
@@ -294,7 +294,7 @@ class GroupNormLSSVM:
                  method: str = "bundle", eps: float = 1e-3, max_iter: int = 20,
                  inner_iter: int | None = None, inner_patience: int = 30, gap_tol: float | None = None,
                  max_plane_age: int = 10):
-        self.model = model
+        self.model = check_model(model, "GroupNormLSSVM")
         self.C, self.eps, self.max_iter = check_learner_args(C, eps, max_iter)
         self.groups = Groups(groups, model.size_w)
         lam = np.broadcast_to(np.asarray(lam, dtype=np.float64), (len(self.groups),)).copy()

@@ -30,9 +30,10 @@ import time
 
 import numpy as np
 
-from lvmrepro.engine.lssvm.base import LatentModel
+from lvmrepro.engine.lssvm.base import LatentModel, check_model
 from lvmrepro.engine.lssvm.cccp import CCCP, LearnResult, _solves, check_gap_tol, check_learner_args, initial_state
 from lvmrepro.engine.lssvm.inner import InnerSession, InnerSolver, default_inner
+from lvmrepro.engine.lssvm.inner.base import check_inner
 from lvmrepro.engine.lssvm.objective import latent_objective, slacks
 
 
@@ -50,7 +51,7 @@ class SelfPaced:
     def __init__(self, model: LatentModel, C: float, *, eps: float = 1e-3, mu: float = 1.3,
                  K0: float | None = None, T0: int = 2, max_iter: int = 100, acs_max_iter: int = 10,
                  gap_tol: float | None = None, inner: InnerSolver | None = None, step_scale: str = "n"):
-        self.model = model
+        self.model = check_model(model, "SelfPaced")
         if step_scale not in ("n", "selected"):
             raise ValueError(f"step_scale must be 'n' (C/n) or 'selected' (C/|V|); got {step_scale!r}")
         self.step_scale = step_scale
@@ -75,7 +76,7 @@ class SelfPaced:
             raise ValueError(f"acs_max_iter must be a positive integer; got {acs_max_iter!r}")
         self.acs_max_iter = int(acs_max_iter)
         self.gap_tol = check_gap_tol(gap_tol, self.C, self.eps)
-        self.inner = default_inner(model) if inner is None else inner
+        self.inner = default_inner(model) if inner is None else check_inner(inner, "SelfPaced")
 
     @staticmethod
     def _select_scaled(scaled_slacks, K):

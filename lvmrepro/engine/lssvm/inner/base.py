@@ -160,3 +160,11 @@ def load_state(data) -> dict:
     src = io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data
     with np.load(src, allow_pickle=False) as z:
         return {k: (z[k].item() if z[k].ndim == 0 else z[k].copy()) for k in z.files}
+
+
+def check_inner(inner, who: str) -> InnerSolver:
+    """``inner`` itself when it is an :class:`InnerSolver`; else a one-line ``TypeError`` naming ``who``."""
+    if not isinstance(inner, InnerSolver):
+        raise TypeError(f"{who}: inner must be an inner solver (lvmrepro.engine.lssvm.inner, e.g. CuttingPlane()); "
+                        f"got {type(inner).__name__}")
+    return inner
