@@ -34,14 +34,15 @@ def nbval_report(smoke_book):
     if smoke_book.nbval_junit is None:
         pytest.skip("a prebuilt site: nbval did not run")
     assert smoke_book.nbval_junit.is_file(), f"nbval wrote no report:\n{smoke_book.nbval_log[-3000:]}"
-    return nbval_cases(smoke_book.nbval_junit)
+    return nbval_cases(smoke_book.nbval_junit), smoke_book.nbval_log
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOK_IDS)
 def test_every_cell_of_the_notebook_runs_under_nbval(nbval_report, name):
-    cells = nbval_report.get(name)
-    assert cells, f"nbval ran no cell of notebooks/{name}.md"
+    report, log = nbval_report
+    cells = report.get(name)
+    assert cells, f"nbval ran no cell of notebooks/{name}.md; its output ends:\n{log[-3000:]}"
     failed = [(cell, message) for cell, message in cells if message is not None]
     assert not failed, f"notebooks/{name}.md, {failed[0][0]}: {failed[0][1]}"
 
