@@ -79,3 +79,25 @@ def test_the_built_site_documents_every_public_name(smoke_book):
     missing = [f"{m}.{n}" for m in apidoc.documented_modules() for n in apidoc.public_names(m)
                if f"{m}.{n}" not in documented]
     assert not missing, f"public names without an entry in the API reference: {missing[:20]}"
+
+
+def test_the_api_pages_alone_build_with_warnings_as_errors(tmp_path):
+    """The reference's pages on their own, with the book's autodoc settings, -W -n: a docstring that breaks the
+    reference (unbalanced markup, a reference to a missing object) fails here in seconds, naming the object."""
+    import shutil
+    import subprocess
+    import sys
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "book" / "api", src / "api")
+    with (src / "api" / "index.rst").open("a") as index:        # the book's _toc.yml does this in the book
+        index.write("\n.. toctree::\n   :hidden:\n\n" + "".join(f"   {page}\n" for page in apidoc.API_MODULES))
+    extensions = [e for e in config["extra_extensions"] if e.startswith(("sphinx.ext.", "lvmrepro.book.apidoc"))]
+    settings = {k: v for k, v in config["config"].items() if k.startswith(("autodoc_", "autosummary_"))}
+    (src / "conf.py").write_text(f"extensions = {extensions!r}\nroot_doc = 'api/index'\n"
+                                 "exclude_patterns = []\n"
+                                 + "".join(f"{k} = {v!r}\n" for k, v in settings.items()))
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-q", "-W", "-n", "--keep-going", "-b", "html",
+                           str(src), str(tmp_path / "html")], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-4000:]

@@ -44,7 +44,7 @@ from lvmrepro.engine.lssvm.objective import check_C
 class MotifWindows:
     """What :class:`MotifDualCD` needs from a model (its ``motif_windows(X)`` capability): the sequences
     ``codes`` (n, L) as C-contiguous ``uint8`` bases 0..3, and the states of a positive -- a motif of
-    ``motif_length`` bases at a start ``0 .. n_starts - 1``, which removes from the background the words of
+    ``motif_length`` bases at a start in ``range(n_starts)``, which removes from the background the words of
     ``order`` bases that start inside it (the model's ``w`` is ``(W (m x 4), b (4**order))``)."""
     codes: np.ndarray
     motif_length: int
