@@ -482,18 +482,23 @@ def test_front_page_summarises(page, site):
 
 @pytest.mark.parametrize("name", ["book/intro", "book/scorecard"])
 def test_verdict_summary_fits_a_phone(browser, browser_context_args, site, name):
-    """At 390 px each paper of the verdict summary reads as a line (its name, its item count, each state's label
-    with its count, none of zero) with nothing behind a sideways scroll."""
+    """At 390 px each paper of the verdict summaries (items by state; claims by verdict) reads as a line (its
+    name, each state's label with its count, none of zero, the total) with nothing behind a sideways scroll."""
     context = browser.new_context(**{**browser_context_args, "viewport": PHONE})
     try:
         page = context.new_page()
         PageVisit(page, site["url"]).open(_page_url(site["url"], name))
         boxes = page.evaluate(SIDEWAYS, ".lvm-summary-table, div.lvm-scroll:has(> .lvm-summary-table)")
         assert boxes and all(scroll <= client + 1 for scroll, client in boxes), boxes
-        rows = page.locator(".lvm-summary-table tbody tr")
+        rows = page.locator(".lvm-summary-table").first.locator("tbody tr")
         assert rows.count() == 4
-        first = rows.first.inner_text()
-        assert re.search(r"\d+\s*items", first) and not re.search(r"\b0\b", first), first
+        assert re.search(r"\d+\s*items", rows.first.inner_text()), rows.first.inner_text()
+        lines = page.locator(".lvm-summary-table tbody tr").all_inner_texts()
+        assert lines and not [line for line in lines if re.search(r"(^|\s)0(\s|$)", line)], lines
+        # every count is labelled: as many numbers as labels (states, and the total's "items" / "claims")
+        cells = page.evaluate("""() => [...document.querySelectorAll('.lvm-summary-table td.lvm-count')]
+          .filter(td => td.getClientRects().length).map(td => td.innerText.trim())""")
+        assert cells and all(re.search(r"[a-z]", c) for c in cells), cells
     finally:
         context.close()
 

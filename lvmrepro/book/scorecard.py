@@ -200,9 +200,10 @@ def verdict_counts_html(results_dir, beyond: dict | None = None) -> str:
             continue
         states = [v for v in VERDICTS if any(v in c for c in counts.values())]
         head = "".join(f"<th>{state_badge(v)}</th>" for v in states)
-        body = "".join(f"<tr><td>{html.escape(SHORT_NAMES.get(p, p))}</td>"
-                       + "".join(f'<td class="lvm-count">{c.get(v, 0)}</td>' for v in states)
-                       + f'<td class="lvm-count">{sum(c.values())}</td></tr>' for p, c in counts.items())
+        body = "".join(f'<tr><td class="lvm-paper">{html.escape(SHORT_NAMES.get(p, p))}</td>'
+                       + "".join(_count_cell(c.get(v, 0), state_badge(v)) for v in states)
+                       + _count_cell(sum(c.values()), "claims" if sum(c.values()) != 1 else "claim", after=True)
+                       + "</tr>" for p, c in counts.items())
         tables.append(f'<p class="lvm-caption">{html.escape(label.capitalize())}, by verdict</p>'
                       '<div class="lvm-scroll" role="region" tabindex="0" aria-label="' + html.escape(label) + '">'
                       f'<table class="lvm-summary-table"><thead><tr><th>paper</th>{head}<th>total</th></tr></thead>'
