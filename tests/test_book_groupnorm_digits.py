@@ -36,6 +36,7 @@ def test_figure2_and_its_tables(results):
     cert = np.array([r["norm"] for r in f2["rows"] if r["main"] and r["method"] == "bundle"])
     assert list(fig.axes[0].patches[i].get_height() for i in range(22)) == list(cert)
     assert f"{np.sum(cert > 0)} non-zero" in fig.axes[0].get_title()
+    assert np.diff(fig.axes[0].get_xticks()).min() >= 2   # the two digits' "60" and "−60" apart
     assert_figure(fig, 2 * len(f2["params"]["pairs"]))
     shown = assert_table(digits.fig2_table(f2), len(f2["artifacts"]["summary"]))
     assert [(x["non-zero blocks (ours)"], x["non-zero blocks (paper)"]) for x in shown] == [

@@ -129,9 +129,12 @@ def fig2(fig2: dict):
         for j, pair in enumerate(pairs):
             norms = np.array([r["norm"] for r in rows_where(fig2, pair=pair, method=method, main=True)])
             ax = axes[i, j]
-            ax.bar(np.arange(len(norms)), norms, color=["tab:blue"] * 11 + ["tab:orange"] * 11)
+            # the second digit's eleven angles after a one-slot gap, so its "−60" does not touch the first's "60"
+            x = np.arange(len(norms)) + (np.arange(len(norms)) >= 11)
+            ax.bar(x, norms, color=["tab:blue"] * 11 + ["tab:orange"] * 11)
+            ax.axvline(11, color="0.8", linewidth=0.8)
             ax.set_title(f"{pair}, {FIT_NAMES[method]}: {np.sum(norms > 0)} non-zero", fontsize=9)
-            ax.set_xticks([0, 5, 10, 11, 16, 21], ["−60", "0", "60", "−60", "0", "60"])
+            ax.set_xticks([0, 5, 10, 12, 17, 22], ["−60", "0", "60", "−60", "0", "60"])
         axes[i, 0].set_ylabel("‖w_p‖")
     for ax in axes[1]:
         ax.set_xlabel("angle (°); blue: first digit, orange: second")
