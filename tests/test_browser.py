@@ -470,6 +470,8 @@ def test_front_page_summarises(page, site):
     assert "built at scale smoke" in text and "min" in text, text
     rows = summary.locator("tbody tr")
     assert rows.count() == 4, f"expected one row per paper, got {rows.count()}"
+    wide = [box for box in page.evaluate(SIDEWAYS, "div.lvm-scroll:has(> .lvm-summary-table)") if box[0] > box[1] + 1]
+    assert not wide, f"a verdict summary scrolls sideways at {DESKTOP['width']} px (scroll, visible width): {wide}"
     chapter_links = summary.locator("tbody a")
     assert chapter_links.count() == 4
     for i in range(4):
