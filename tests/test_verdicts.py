@@ -72,13 +72,36 @@ def test_ties_satisfy_or_the_same():
 
 def test_sign_test_does_not_overflow_at_many_pairs():
     # issue 32 item 5: 2.0 ** m overflowed at 1,024 non-zero pairs
-    for n in (1023, 1024, 1100, 3000):
+    from math import log
+    from scipy.special import gammaln
+    from lvmrepro.stats._core import _binomial_tails, _sign_p
+    for n in (1023, 1024, 1100, 3000, 100_000):
         c = stats.paired_claim("c", "s", np.zeros(n), np.ones(n), better="lower", unit="u", threshold=0.0)
-        assert c["verdict"] == stats.HOLDS and c["p"] == 0.0 or c["p"] < 1e-300
+        assert c["verdict"] == stats.HOLDS and (c["p"] == 0.0 or c["p"] < 1e-300) and c["ci"] == [1.0, 1.0]
+    for n in (1023, 1024, 1100, 3000):
         half = np.r_[np.zeros(n // 2), np.full(n - n // 2, 2.0)]
         c = stats.paired_claim("c", "s", half, np.ones(n), better="lower", unit="u", threshold=0.0)
-        assert 0.4 < c["p"] <= 1.0 and 0.4 < c["p_reverse"] <= 1.0
+        assert 0.4 < c["p"] <= 1.0 and 0.4 < c["p_reverse"] <= 1.0 and c["verdict"] == stats.INCONCLUSIVE
+    # the exact tails against a log-space sum of binomial terms (no float overflow at any m)
+    for k, m in ((520, 1024), (50_300, 100_000), (49_000, 100_000), (512, 1024)):
+        j = np.arange(k, m + 1)
+        terms = gammaln(m + 1) - gammaln(j + 1) - gammaln(m - j + 1) - m * log(2)
+        upper = float(np.exp(terms.max()) * np.exp(terms - terms.max()).sum())
+        assert _binomial_tails(k, m)[0] == pytest.approx(upper, rel=1e-9)
+    rng = np.random.default_rng(0)
+    s = np.sign(rng.normal(0.03, 1.0, 100_000))
+    p_fwd, p_rev, m = _sign_p(s)
+    assert m == 100_000 and 0.0 < p_fwd < 0.05 < p_rev <= 1.0
 
+
+def test_bootstrap_in_blocks_is_the_one_draw_interval():
+    """The resamples drawn in blocks give the interval of one (n_boot, n) draw, without its memory."""
+    from lvmrepro.stats._core import BOOTSTRAP_BLOCK, bootstrap_ci
+    d = np.random.default_rng(1).standard_exponential(3000) - 0.3
+    assert BOOTSTRAP_BLOCK // len(d) < 4000                # several blocks
+    rng = np.random.default_rng(0)
+    means = d[rng.integers(0, len(d), size=(4000, len(d)))].mean(axis=1)
+    assert bootstrap_ci(d) == pytest.approx(tuple(np.quantile(means, [0.025, 0.975])), rel=1e-12)
 
 def test_power_model_matches_an_exact_computation():
     # sign test, no spread: with five units every positive difference above the boundary is detected
