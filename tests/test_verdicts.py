@@ -244,7 +244,7 @@ def test_scorecard_counts_verdicts_apart_and_what_beyond_decides(tmp_path):
     assert counts == {"gmm": {stats.HOLDS: 1, stats.UNDECIDABLE: 1}}
     assert scorecard.beyond_decides(scorecard._paper_results(tmp_path), beyond)["decided"] == 1
     out = scorecard.verdict_counts_html(tmp_path, beyond)
-    assert "beyond the paper" in out and "1 claims are undecidable" in out and "decide 1" in out
+    assert "beyond the paper" in out and "1 claim is undecidable" in out and "decide 1" in out
 
 
 @pytest.mark.slow

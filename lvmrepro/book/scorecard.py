@@ -211,7 +211,8 @@ def verdict_counts_html(results_dir, beyond: dict | None = None) -> str:
     lines = []
     dec = beyond_decides(results, beyond)
     if dec["undecidable"]:
-        lines.append(f"{dec['undecidable']} claims are undecidable at the paper's sample size; stored runs beyond it "
+        lines.append(f"{dec['undecidable']} {'claim is' if dec['undecidable'] == 1 else 'claims are'} undecidable "
+                     "at the paper's sample size; stored runs beyond it "
                      f"cover {dec['with_beyond']} of them and decide {dec['decided']}.")
     ctl = control_counts(results)
     if ctl:
