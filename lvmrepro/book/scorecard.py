@@ -217,7 +217,7 @@ def verdict_counts_html(results_dir, beyond: dict | None = None) -> str:
     ctl = control_counts(results)
     if ctl:
         lines.append("Positive controls (the same code and rule on a variant where the effect is planted): "
-                     + "; ".join(f"{SHORT_NAMES.get(p, p)} {k} of {m} could show the effect" for p, (k, m) in ctl.items())
+                     + "; ".join(f"{SHORT_NAMES.get(p, p)}: {k} of {m} could show the effect" for p, (k, m) in ctl.items())
                      + ".")
     return "".join(tables) + "".join(f"<p>{html.escape(x)}</p>" for x in lines)
 
