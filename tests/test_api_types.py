@@ -1,5 +1,6 @@
 """A wrong kind of argument to a learner, a bound family or the G-MM driver is a one-line TypeError before any work
-(issue 34: they ended in AttributeError deep inside the first iteration)."""
+(issue 34: they ended in AttributeError deep inside the first iteration); so is a non-model passed to the exact
+objectives (latent_objective(None, ...) was an AttributeError)."""
 import numpy as np
 import pytest
 
@@ -7,6 +8,7 @@ from lvmrepro.engine.gmm import driver
 from lvmrepro.engine.gmm.kmeans import KMeansFamily
 from lvmrepro.engine.gmm.lssvm_bounds import LSSVMBounds
 from lvmrepro.engine.lssvm import CCCP, GroupNormLSSVM, SelfPaced
+from lvmrepro.engine.lssvm import objective
 from lvmrepro.examples.bags import BagModel
 
 X, Y, H = np.zeros((4, 3, 2)), np.array([0, 1, 0, 1]), np.zeros(4, dtype=np.int64)
@@ -21,6 +23,11 @@ CASES = {
     "run family": lambda: driver.run(np.zeros(3), np.zeros(3), eta=0.5, eps=0.1, rng=np.random.default_rng()),
     "run rng": lambda: driver.run(KMeansFamily(np.eye(4), 2), np.eye(4)[:2], eta=0.5, eps=0.1, rng=0),
     "run_mm family": lambda: driver.run_mm([1.0], 0.3, eps=0.1),
+    "latent_objective model": lambda: objective.latent_objective(None, np.zeros(3), X, Y, 1.0),
+    "bound_objective model": lambda: objective.bound_objective("model", np.zeros(3), X, Y, H, 1.0),
+    "slacks model": lambda: objective.slacks(None, np.zeros(3), X, Y, H),
+    "latent_slacks model": lambda: objective.latent_slacks(None, np.zeros(3), X, Y),
+    "error_rate model": lambda: objective.error_rate(object(), np.zeros(3), X, Y),
 }
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .base import check_model
+
 
 def check_C(C) -> float:
     try:
@@ -35,12 +37,14 @@ def check_weights(sample_weight, n: int) -> np.ndarray:
 
 def slacks(model, w, X, Y, H) -> np.ndarray:
     """``xi_i = max(0, max_{y,h}[w.phi + Delta] - w.phi(x_i, y_i, h_i))`` for fixed ``H``."""
+    check_model(model, "slacks")
     _, _, aug = model.loss_augmented_inference(w, X, Y)
     return np.maximum(0.0, aug - model.score(w, X, Y, H))
 
 
 def latent_slacks(model, w, X, Y) -> np.ndarray:
     """Slacks with the latent values completed optimally (the non-convex objective's terms)."""
+    check_model(model, "latent_slacks")
     _, _, aug = model.loss_augmented_inference(w, X, Y)
     _, best = model.impute_latent(w, X, Y)
     return np.maximum(0.0, aug - best)
@@ -53,18 +57,21 @@ def _weighted(C, n, sample_weight, xi):
 
 def bound_objective(model, w, X, Y, H, C, sample_weight=None) -> float:
     """``B(w; H)``: the convex bound CCCP minimises, exactly."""
+    check_model(model, "bound_objective")
     w = np.asarray(w, float)
     return 0.5 * float(w @ w) + _weighted(C, model.n_samples(X), sample_weight, slacks(model, w, X, Y, H))
 
 
 def latent_objective(model, w, X, Y, C, sample_weight=None) -> float:
     """``L(w)``: the latent SSVM objective, exactly."""
+    check_model(model, "latent_objective")
     w = np.asarray(w, float)
     return 0.5 * float(w @ w) + _weighted(C, model.n_samples(X), sample_weight, latent_slacks(model, w, X, Y))
 
 
 def error_rate(model, w, X, Y) -> float:
     """Mean 0-1 error of the model's prediction (outputs compared whole, per example)."""
+    check_model(model, "error_rate")
     Y = model.check_outputs(X, Y)
     pred, _ = model.predict(w, X)
     if isinstance(pred, np.ndarray) and isinstance(Y, np.ndarray) and pred.ndim == 1:
