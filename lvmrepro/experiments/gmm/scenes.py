@@ -139,6 +139,8 @@ def _check(p):
                    "run_code": "the run cache's code key (a stored run says whether its runs used this checkout's code)",
                    "linear_baseline": "the latent-free reference: linear SVM (C by CV) and nearest class mean on the "
                                       "bag-averaged region features",
+                   "stand_in": "whether this stand-in can separate the learners' accuracies (saturated baseline, "
+                               "collapsed maps): when it cannot, the accuracy claims are not testable here",
                    "performance": "CPU seconds per run, passes per convex step, the exact pass floor, the paper's "
                                   "time per run over ours"})
 def table3(ctx):

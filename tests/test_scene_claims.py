@@ -1,0 +1,57 @@
+"""The scene claims are not decided where the setup cannot decide them (issue 31; brief: a "fails" that a setup
+artefact could explain is not a finding): accuracy claims on a stand-in that cannot separate the learners, and
+objective or iteration comparisons of runs stopped at max_iter, are "not testable here", with their paired counts
+kept for the record."""
+import numpy as np
+
+from lvmrepro import stats
+from lvmrepro.experiments.gmm import scene_results as sr
+
+
+def _row(method, init, acc, obj=0.5, parts=3.0):
+    return {"method": method, "init": init, "accuracy": acc, "objective": obj, "parts_final": parts}
+
+
+def test_a_saturated_stand_in_does_not_separate_the_learners():
+    rows = [_row("CCP", "0.0", 90.0), _row("G-MM biased", "0.0", 91.0), _row("G-MM random", "random", 10.0, obj=1.0)]
+    sep = sr.stand_in_separation(rows, [0.0], {"test_accuracy": 93.7})
+    assert sep["saturated"] and sep["separates"] is False and "93.7" in sep["reason"]
+
+
+def test_collapsed_maps_do_not_separate_the_learners():
+    rows = [_row("CCP", "0.5", 60.0, parts=1.2), _row("G-MM biased", "0.5", 62.0, parts=2.0)]
+    sep = sr.stand_in_separation(rows, [0.5], {"test_accuracy": 40.0})
+    assert not sep["saturated"] and sep["collapsed"] and sep["separates"] is False
+
+
+def test_a_stand_in_with_room_and_structured_maps_separates():
+    rows = [_row("CCP", "0.5", 60.0, parts=4.8), _row("G-MM biased", "0.5", 62.0, parts=2.6)]
+    sep = sr.stand_in_separation(rows, [0.5], {"test_accuracy": 47.7})
+    assert sep["separates"] is True and sep["reason"] == ""
+
+
+def test_not_measured_is_not_a_verdict():
+    assert sr.stand_in_separation([], [0.5], {})["separates"] is None
+
+
+def _paired():
+    a, b = np.array([1.0, 2, 3, 4, 5, 6]), np.zeros(6)
+    return stats.paired_claim("x", "A beats B.", a, b, better="higher", unit="initialisation", threshold=0.5,
+                              names=("A", "B"), what="accuracy (%)", test="sign")
+
+
+def test_an_accuracy_claim_on_a_stand_in_that_cannot_separate_is_not_testable_and_keeps_its_counts():
+    claim = _paired()
+    assert claim["verdict"] == "holds"
+    out = sr._untestable_on_this_stand_in(claim, {"separates": False, "reason": "saturated"})
+    assert out["verdict"] == stats.NOT_TESTABLE and out["holds"] is None and out["reason"] == "saturated"
+    assert (out["n"], out["wins"], out["losses"], out["ties"]) == (claim["n"], claim["wins"], claim["losses"], claim["ties"])
+    assert sr._untestable_on_this_stand_in(claim, {"separates": None}) is claim
+
+
+def test_runs_stopped_at_max_iter_make_the_comparison_not_testable():
+    runs = [{"method": "A", "converged": True}, {"method": "B", "converged": False}, {"method": "C", "converged": False}]
+    out = sr._stopped_early(_paired(), runs, ("A", "B"), 4)
+    assert out["verdict"] == stats.NOT_TESTABLE and "1 of the 2 runs" in out["reason"]
+    fine = [{"method": "A", "converged": True}, {"method": "B", "converged": True}]
+    assert sr._stopped_early(_paired(), fine, ("A", "B"), 4)["verdict"] == "holds"
