@@ -14,10 +14,11 @@ import datetime as _dt
 import json
 import os
 import platform
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+
+from lvmrepro.book.envinfo import cpu_model, load_average, package_versions
 
 SCHEMA = "lvmrepro.benchmarks/1"
 SECTIONS = ("kernels", "assign_vs_sklearn", "random_walk", "scaling_assign", "scaling_random_walk",
@@ -49,38 +50,15 @@ def display_path(path=None) -> str:
 
 
 # --------------------------------------------------------------------------- writing
-def cpu_model() -> str:
-    """The CPU's model name (Linux /proc/cpuinfo, else what the platform module reports)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
-def _load_average():
-    try:
-        return [round(x, 2) for x in os.getloadavg()]
-    except (AttributeError, OSError):
-        return None
-
-
 def environment() -> dict:
     """Machine, libraries and threads as they are now (call it inside the run's thread limit)."""
     from threadpoolctl import threadpool_info
 
     from lvmrepro.engine._kernels import assign
-    libraries = {}
-    for name in LIBRARIES:
-        try:
-            libraries[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            libraries[name] = None
+    libraries = package_versions(LIBRARIES)
     return {
         "machine": {"platform": platform.platform(), "cpu_model": cpu_model(), "cpu_count": os.cpu_count(),
-                    "python": platform.python_version(), "load_average_start": _load_average()},
+                    "python": platform.python_version(), "load_average_start": load_average()},
         "libraries": libraries,
         "threads": {"threadpool_limit": 1, "environment": {v: os.environ.get(v) for v in THREAD_VARIABLES},
                     "threadpools": threadpool_info(), "assign_simd_lanes": assign.lanes()},
@@ -93,7 +71,7 @@ def write(path, rows: list[dict], *, env_start: dict, runtime_s: float, quick: b
     from lvmrepro import __version__
     from lvmrepro.experiments import git_commit
     from lvmrepro.io import atomic_write_json
-    machine = dict(env_start["machine"], load_average_end=_load_average())
+    machine = dict(env_start["machine"], load_average_end=load_average())
     doc = {"schema": SCHEMA, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
            "version": __version__, "git_commit": git_commit(), "runtime_s": float(runtime_s),
            "quick": bool(quick), "filters": list(filters), "machine": machine,

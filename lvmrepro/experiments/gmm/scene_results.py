@@ -238,10 +238,8 @@ def _stopped_early(claim: dict, runs: list[dict], methods, max_iter: int) -> dic
 def _not_testable(claim: dict, reason: str) -> dict:
     """``claim`` with the verdict "not testable here" and ``reason``; its paired counts and statistics are kept
     (for the record, and for the page's readings), its evidence says why they decide nothing."""
-    out = {**claim, **{k: v for k, v in stats.untestable(claim["id"], claim["statement"], reason).items()
-                       if k in ("holds", "verdict", "reason")}}
-    out["evidence"] = f"not decided: {reason}. The paired comparison, for the record: {claim['evidence']}"
-    return out
+    return {**claim, "holds": None, "verdict": stats.NOT_TESTABLE, "reason": reason,
+            "evidence": f"not decided: {reason}. The paired comparison, for the record: {claim['evidence']}"}
 
 
 def _claims(p, runs, one_image, separation=None):
