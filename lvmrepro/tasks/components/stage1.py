@@ -21,9 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from lvmrepro.engine.gmm.init import kmeanspp
-from lvmrepro.engine.gmm.kmeans import centres_of
-from lvmrepro.engine.kernels import assign_nearest
+from lvmrepro.engine.kmeans import kmeans, kmeans_plus_plus
 from lvmrepro.tasks.components.model import POSITIVE, ComponentMixtureModel
 from lvmrepro.engine.lssvm.features import RaggedFeatures
 from lvmrepro.engine.validation import as_float_matrix
@@ -62,19 +60,6 @@ def aligned_windows(model: ComponentMixtureModel, X: RaggedFeatures, H, idx) -> 
     return windows
 
 
-def lloyd(windows, centres, *, max_iter: int = 1000) -> tuple[np.ndarray, np.ndarray, float]:
-    """Lloyd's k-means from ``centres`` until no window changes group: (groups, centres, sum of squared
-    distances).  An emptied group keeps its previous centre."""
-    groups, _ = assign_nearest(windows, centres)
-    for _ in range(max_iter):
-        centres = centres_of(windows, groups, len(centres), empty="keep", previous=centres)
-        new_groups, sqdist = assign_nearest(windows, centres)
-        if np.array_equal(new_groups, groups):
-            return groups, centres, float(sqdist.sum())
-        groups = new_groups
-    raise RuntimeError(f"Lloyd's k-means did not settle in {max_iter} iterations")
-
-
 def cluster_windows(windows, n_groups: int, rng: np.random.Generator, *, n_init: int = 10) -> tuple[np.ndarray, float]:
     """k-means groups of ``windows`` (rows): best of ``n_init`` k-means++ starts whose groups are all
     non-empty; returns (group per row, sum of squared distances)."""
@@ -83,9 +68,12 @@ def cluster_windows(windows, n_groups: int, rng: np.random.Generator, *, n_init:
         raise ValueError(f"n_init must be an integer >= 1; got {n_init!r}")
     best, best_cost = None, np.inf
     for _ in range(n_init):
-        groups, _, cost = lloyd(windows, kmeanspp(windows, n_groups, rng))
-        if np.bincount(groups, minlength=n_groups).min() > 0 and cost < best_cost:
-            best, best_cost = groups, cost
+        # max_iter 1001: one assignment, then up to 1000 rounds of update and assignment
+        run = kmeans(windows, kmeans_plus_plus(windows, n_groups, rng), max_iter=1001, empty="keep")
+        if not run.converged:
+            raise RuntimeError("Lloyd's k-means did not settle in 1000 iterations")
+        if np.bincount(run.labels, minlength=n_groups).min() > 0 and run.inertia < best_cost:
+            best, best_cost = run.labels, run.inertia
     if best is None:
         raise ValueError(f"every k-means start left a group empty ({n_groups} groups of {len(windows)} windows)")
     return best, best_cost

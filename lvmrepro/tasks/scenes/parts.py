@@ -5,8 +5,9 @@ data" without saying how; Parizi et al. (2012) initialise RBoW from a generative
 model.  We use a simple generative method of that kind, documented here:
 
 1. **Clusters**: k-means with ``P`` clusters on every region of every *training* image: k-means++
-   seeding from the given generator (:func:`lvmrepro.engine.gmm.init.kmeanspp`), then a fixed number of
-   Lloyd iterations of SciPy's ``scipy.cluster.vq.kmeans2``.
+   seeding from the given generator (:func:`lvmrepro.engine.kmeans.kmeans_plus_plus`), then at most a fixed
+   number of Lloyd iterations of the engine's :func:`lvmrepro.engine.kmeans.kmeans` (it stops early only at a
+   fixed point, where further rounds change nothing).
 2. **Part filters**: each cluster is a Gaussian ``N(mu_p, Sigma)`` with one shared within-cluster
    covariance ``Sigma`` (plus a small ridge), i.e. linear discriminant analysis.  Its log-density is
    linear in the region feature up to a part-independent term:
@@ -35,7 +36,6 @@ Only training regions enter steps 1-3 and the scale; the functions take training
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -89,9 +89,7 @@ def _check_training(X_train, y_train, n_parts, n_classes):
 def discover_parts(X_train, y_train, n_classes: int, rng: np.random.Generator, *, n_parts: int = N_PARTS,
                    iterations: int = KMEANS_ITERATIONS) -> PartModel:
     """Initial parts from the training regions ``X_train`` (n, G1, G2, D) with labels ``y_train``."""
-    from scipy.cluster.vq import kmeans2
-
-    from lvmrepro.engine.gmm.init import kmeanspp
+    from lvmrepro.engine.kmeans import kmeans, kmeans_plus_plus
     if not isinstance(rng, np.random.Generator):
         raise ValueError("part discovery needs rng, a numpy.random.Generator")
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
@@ -99,10 +97,9 @@ def discover_parts(X_train, y_train, n_classes: int, rng: np.random.Generator, *
     regions, y_train = _check_training(X_train, y_train, n_parts, n_classes)
     n, D = X_train.shape[0], regions.shape[1]
     R = regions.shape[0] // n
-    seeds = kmeanspp(regions, n_parts, rng)   # incremental D^2 seeding (SciPy's "++" is quadratic in k)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")   # empty clusters are counted below, not warned about
-        centres, assign = kmeans2(regions, seeds, iter=int(iterations), minit="matrix")
+    seeds = kmeans_plus_plus(regions, n_parts, rng)
+    clustering = kmeans(regions, seeds, max_iter=int(iterations), empty="keep")
+    centres, assign = clustering.centres, clustering.labels
     sizes = np.bincount(assign, minlength=n_parts)
     # empty clusters keep their seed as centre: recompute the means of the non-empty ones exactly
     sums = np.zeros((n_parts, D))
