@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lvmrepro import stats
 from lvmrepro.engine.gmm import driver
 from lvmrepro.engine.gmm.init import forgy
 from lvmrepro.engine.gmm.kmeans import KMeansFamily, gmm_kmeans, kmeans
@@ -125,6 +126,6 @@ def kmeans_rows(X, k: int, *, seeds, eta: float = 0.1, eps: float = 1e-6) -> lis
                             (f"G-MM (eta = {eta:g})", gmm_kmeans(family, mu0, eta=eta, eps=eps, rng=rng))):
             finals[name].append(trace.F[-1] / family.n)
             iterations[name].append(trace.iterations)
-    return [{"method": name, "trials": len(values), "mean objective / n": float(np.mean(values)),
-             "std": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0, "best": float(np.min(values)),
+    return [{"method": name, "trials": len(values), "mean objective / n": stats.mean_std(values)[0],
+             "std": stats.mean_std(values)[1], "best": float(np.min(values)),
              "mean iterations": float(np.mean(iterations[name]))} for name, values in finals.items()]

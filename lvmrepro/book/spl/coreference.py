@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lvmrepro import stats
 from lvmrepro.book import report
 from lvmrepro.book.phrases import claim_clause, number, paired_summary
 from lvmrepro.experiments import claim_by_id
@@ -94,8 +95,8 @@ def best_table(res: dict) -> dict:
         for m in METHODS:
             row = {"loss": LOSS_NAMES[loss], "learner": m.upper()}
             for part in ("train", "test"):
-                v = np.array(res["artifacts"]["best"][f"{loss}/{part}"][m])
-                row.update(report.vs_paper(f"{part} loss", v.mean(), v.std(ddof=1) if len(v) > 1 else 0.0,
+                mean, std = stats.mean_std(res["artifacts"]["best"][f"{loss}/{part}"][m])
+                row.update(report.vs_paper(f"{part} loss", mean, std,
                                            paper[loss][part][m], None, "{:.2f}"))
             rows.append(row)
     return {"rows": rows, "caption": "Loss at the best C (percent; ours: LitBank, paper: MUC-6 with its own loss "

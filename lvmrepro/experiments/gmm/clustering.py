@@ -213,8 +213,8 @@ def table1_claims(rows, trials, p):
     # that of k-means": one number per data set (the spread of the three bests, relative to their mean), so
     # the unit is the data set -- with four data sets it cannot be decided (fewer than 5 pairs).
     def spread(method, d):
-        bests = np.array([val[(d, i, method)].min() for i in INITS])
-        return float(bests.std() / abs(bests.mean()))
+        mean, std = stats.mean_std([val[(d, i, method)].min() for i in INITS])
+        return std / abs(mean)
     claims.append(paired_claim(
         "gmm-best-less-init-sensitive", "The spread of the best solutions across the three initialisations is "
         "smaller for G-MM than for k-means (G-MM is less sticky to initialisation).",

@@ -305,8 +305,9 @@ def _claims(p, runs, one_image, separation=None):
             f"{tag}-less-sensitive", f"{m} is less sensitive to the initialisation than CCP: its test accuracy "
             "deviates less from its mean across the initialisations.", dev_g, dev_c, better="lower", unit=unit,
             threshold=one_image, names=(m, "CCP"), what="|accuracy - learner's mean| (points)", test="sign",
-            note=f"spread (std over the {n_units} initialisations): {m} {np.nanstd(acc[m], ddof=1):.3g}, "
-                 f"CCP {np.nanstd(acc['CCP'], ddof=1):.3g} points"), separation))
+            note=f"spread (std over the {n_units} initialisations): "
+                 f"{m} {stats.mean_std(acc[m], drop_nonfinite=True)[1]:.3g}, "
+                 f"CCP {stats.mean_std(acc['CCP'], drop_nonfinite=True)[1]:.3g} points"), separation))
     # section 5.4: optimising bounds takes orders of magnitude longer than sampling them (random bounds)
     sel = _per_init(runs, p, "G-MM random", "select_s")
     mini = _per_init(runs, p, "G-MM random", "minimize_s")

@@ -468,7 +468,7 @@ def fig2(ctx):
                 final["SPL"], final["CCCP"], better="lower", unit="protein-fold", threshold=0.001,
                 paper_effect=0.6155 - 0.6099, names=("SPL", "CCCP"), what="mean Hamming fraction"), order, False),
         ]
-        summary[str(order)] = {m: {"mean": float(np.mean(v)), "std": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0,
+        summary[str(order)] = {m: {"mean": stats.mean_std(v)[0], "std": stats.mean_std(v)[1],
                                    "paper": PAPER_FIG2["final_mean_hamming"][m]} for m, v in final.items()}
         per_pair[str(order)] = {m: dict(zip(keys, v)) for m, v in final.items()}
     return {"rows": rows, "claims": claims, "artifacts": {"final": summary, "pairs": pairs, "orders": orders,
