@@ -140,3 +140,21 @@ def test_runtime_order_claim_is_a_band_on_the_ratio():
         validate_result({"target": "convexmr.runtime", "scale": "smoke", "seeds": {}, "data": [], "runtime_s": 0.0,
                          "version": "0", "git_commit": "x", "rows": [], "claims": [c], "paper": None,
                          "artifacts": artifacts})
+
+
+@needs_data
+def test_table1_beyond_scale_picks_its_extra_sequences():
+    """Table 1's beyond scale (the paper's five sequences and 30 more): the extra sequences are distinct, share no
+    point track with Table 1 or the tuning set, and a count above the eligible ones is a one-line ValueError."""
+    from lvmrepro.experiments.convexmr.hopkins import eligible_sequences, more_sequences
+    from lvmrepro.tasks.motion.data import SEQUENCES_TABLE1, TUNING_SET, sharing_points
+    p = experiments.resolve_params(experiments.get_target("convexmr.table1"), "beyond", None)
+    tuning = experiments.get_target("convexmr.tuning").scales["paper"]["sequences"]
+    extra = more_sequences(tuning, p["more_sequences"])
+    assert len(extra) == len(set(extra)) == p["more_sequences"] == 30
+    assert set(extra) <= set(eligible_sequences(tuning))
+    assert not set(extra) & (set(SEQUENCES_TABLE1) | set(TUNING_SET) | set(p["sequences"]))
+    assert not any(sharing_points(s) & set(SEQUENCES_TABLE1) for s in extra)
+    assert more_sequences(tuning, 0) == []
+    with pytest.raises(ValueError, match="at most"):
+        more_sequences(tuning, len(eligible_sequences(tuning)) + 1)

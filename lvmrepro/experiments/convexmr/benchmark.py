@@ -11,13 +11,8 @@ from lvmrepro.experiments import target
 from lvmrepro.experiments.convexmr import _seed_int, em_search_failed
 from lvmrepro.experiments.convexmr import _checks as C
 from lvmrepro.experiments.convexmr import _fits as F
-from lvmrepro.experiments.convexmr.hopkins import HOPKINS_THRESHOLD, sequence_choices
+from lvmrepro.experiments.convexmr.hopkins import HOPKINS_THRESHOLD, eligible_sequences, sequence_choices
 from lvmrepro.params import Int, Param
-
-
-def _eligible(tuning_sequences):
-    from lvmrepro.tasks.motion.data import SEQUENCES_TABLE1, disjoint_sequences
-    return disjoint_sequences(list(SEQUENCES_TABLE1) + list(tuning_sequences))
 
 
 _ALL_SCALES = {
@@ -55,7 +50,7 @@ def all155(ctx):
     tp = tun["params"]
     fit_p = {"restarts": tp["restarts"], "tol": tp["tol"], "minmin_tol": tp["minmin_tol"],
              "minmin_iter": p["minmin_iter"]}
-    eligible = _eligible(tp["sequences"])
+    eligible = eligible_sequences(tp["sequences"])
     if p["sequences"]:
         wrong = [s for s in p["sequences"] if s not in eligible]
         if wrong:

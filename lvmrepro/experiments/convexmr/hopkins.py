@@ -79,6 +79,21 @@ def _tuning_scales():
             "paper": {**_GRID["paper"], "sequences": list(TUNING_SET)}}
 
 
+def eligible_sequences(tuning_sequences) -> list[str]:
+    """The benchmark sequences that share no point track with a Table 1 sequence or one of ``tuning_sequences``
+    (name order): the sequences beyond the paper's (``convexmr.all155``, Table 1's ``beyond`` scale)."""
+    from lvmrepro.tasks.motion.data import SEQUENCES_TABLE1, disjoint_sequences
+    return disjoint_sequences(list(SEQUENCES_TABLE1) + list(tuning_sequences))
+
+
+def more_sequences(tuning_sequences, more: int) -> list[str]:
+    """Table 1's ``more`` extra sequences beyond the paper's five: every k-th of :func:`eligible_sequences`."""
+    eligible = eligible_sequences(tuning_sequences)
+    if not 0 <= more <= len(eligible):
+        raise ValueError(f"more_sequences must be at most {len(eligible)} (the eligible sequences); got {more}")
+    return eligible[::len(eligible) // more][:more] if more else []
+
+
 def sequence_choices():
     """Every Hopkins 155 benchmark sequence (the registry's folders without 'dancing')."""
     from lvmrepro.tasks.motion.data import hopkins_sequences
@@ -176,11 +191,7 @@ def table1(ctx):
     tuning = ctx.require("convexmr.tuning")
     tuned = tuning["artifacts"]["chosen"]
     if p["more_sequences"]:
-        eligible = _eligible(tuning["params"]["sequences"])
-        if p["more_sequences"] > len(eligible):
-            raise ValueError(f"more_sequences must be at most {len(eligible)} (the eligible sequences); "
-                             f"got {p['more_sequences']}")
-        seqs += eligible[::len(eligible) // p["more_sequences"]][:p["more_sequences"]]
+        seqs += more_sequences(tuning["params"]["sequences"], p["more_sequences"])
         ctx.note(f"Beyond the paper: Table 1's {len(p['sequences'])} sequences and {p['more_sequences']} more that "
                  "share no point track with them or the tuning set; the claims are decided over all of them.")
     info = {s: load_hopkins(s) for s in seqs}
