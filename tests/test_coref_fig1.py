@@ -271,7 +271,13 @@ def test_fig1_smoke():
     ids = {c["id"] for c in res["claims"]}
     assert {"spl-objective-mitre", "spl-objective-pairwise-converged", "spl-best-test-mitre", "spl-runtime"} <= ids
     assert all(c["holds"] is None for c in res["claims"])        # one split, two C values: nothing decided
-    assert all(c["passed"] for c in res["checks"]), [c for c in res["checks"] if not c["passed"]]
+    checks = {c["id"]: c for c in res["checks"]}
+    # the pairwise oracle is approximate: its gaps are not certified, and an iteration whose objective rose beyond
+    # its gap (the oracle missed answers the solver had cached) is recorded as a failed check (issue 31)
+    assert [k for k, c in checks.items() if not c["passed"]] == ["inner-gap-pairwise", "bound-touches-pairwise"]
+    assert checks["inner-gap-pairwise"]["evidence"].startswith("not certified (approximate oracle)")
+    assert "cached beat the oracle's" in checks["bound-touches-pairwise"]["evidence"]
+    assert {"inner-gap-mitre", "bound-touches-mitre", "trivial-below-oracle"} <= set(checks)
     assert len(res["rows"]) == len(p["losses"]) * len(p["C"])
     assert any(d["name"].startswith("litbank-coref/") for d in res["data"])
     # the reported objective equals a direct evaluation, for every run

@@ -312,6 +312,24 @@ class CorefModel(LatentModel):
             Hbar.append(hbar)
         return Ybar, Hbar, aug
 
+    def trivial_margins(self, w, X, Y) -> tuple[np.ndarray, np.ndarray]:
+        """Per document, the loss-augmented value of the oracle's answer minus that of "one cluster" and of
+        "all singletons" (each scored exactly: its best forest plus the pairwise loss).  A negative entry is a
+        document where a trivial clustering beats the oracle (issue 31); the oracle holds both as candidates,
+        so every entry is >= 0 up to rounding."""
+        if self.loss_kind != "pairwise":
+            raise ValueError("trivial_margins is for the pairwise loss (the MITRE oracle is exact)")
+        X, w = self._check_X(X), self._check_w(w)
+        golds = self._golds(X, Y)
+        _, _, aug = self.loss_augmented_inference(w, X, Y)
+        tw = table_scores(X.table, w, self.backend)
+        one, single = np.empty(len(X)), np.empty(len(X))
+        for d, (idx, y) in enumerate(zip(X.index, golds)):
+            n = len(y)
+            for yc, out in ((np.zeros(n, dtype=np.int64), one), (np.arange(n, dtype=np.int64), single)):
+                out[d] = aug[d] - (self._complete(tw, idx, yc)[1] + canonical_pairwise_loss(y, yc))
+        return one, single
+
     def predict(self, w, X):
         X, w = self._check_X(X), self._check_w(w)
         tw = table_scores(X.table, w, self.backend)
