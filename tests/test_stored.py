@@ -1,8 +1,10 @@
 """Stored runs (lvmrepro.book.stored): only a valid result of a scale's own parameters, from a commit, is kept and shown."""
+import html
 import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from lvmrepro import experiments
@@ -97,3 +99,54 @@ def test_cli_store_error_is_one_line(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and proc.stderr.startswith("lvmrepro: error:")
+
+
+@pytest.fixture
+def toy_beyond(monkeypatch):
+    """toy.assign with a ``beyond`` scale (its smoke parameters), as a target that has one."""
+    tgt = experiments.get_target("toy.assign")
+    monkeypatch.setitem(tgt.scales, "beyond", dict(tgt.scales["smoke"]))
+    return tgt
+
+
+def _toy_beyond_file(tmp_path):
+    res = experiments.run("toy.assign", "beyond", out=tmp_path / "out", progress=False)
+    res = experiments.seal(dict(res, git_commit="0123456789abcdef0123456789abcdef01234567"))
+    path = tmp_path / "toy.assign.beyond.json"
+    path.write_text(json.dumps(res))
+    return res, path
+
+
+def test_a_stale_beyond_run_is_refused_with_one_line_on_the_page_and_the_scorecard(tmp_path, store_dir, toy_beyond,
+                                                                                   monkeypatch):
+    """A stored beyond run is shown beside the paper-scale verdicts and counted apart on the scorecard while it is
+    a run of the target's current beyond parameters; once they change it is refused: load raises a one-line
+    ValueError naming the parameter, and the claims table and the scorecard say in one line that it is not shown."""
+    from lvmrepro import stats
+    from lvmrepro.book import report, scorecard
+    res, path = _toy_beyond_file(tmp_path)
+    stored.store(path)
+    assert stored.shown("toy.assign", "beyond") == (stored.load("toy.assign", "beyond"), None)
+    assert stored.shown("toy.assign", "paper") == (None, None)
+    d = np.arange(20.0)
+    claim = {**stats.paired_claim("a", "A beats B", d[:4] - 1, d[:4], better="lower", unit="trial", threshold=0.1),
+             "id": "a"}
+    paper = {"target": "toy.assign", "scale": "paper", "created": "2026-11-27T00:00", "claims": [claim]}
+    out = report.claims_html(paper)
+    assert "beyond the paper's n (stored run" in out and "not shown" not in out
+    assert "toy.assign" in scorecard.beyond_results()
+    # the beyond scale changes after the run was stored
+    monkeypatch.setitem(toy_beyond.scales, "beyond", {**toy_beyond.scales["beyond"], "trials": 4})
+    with pytest.raises(ValueError, match=r"\(trials\)") as err:
+        stored.load("toy.assign", "beyond")
+    assert "\n" not in str(err.value)
+    none, why = stored.shown("toy.assign", "beyond")
+    assert none is None and why.startswith("The stored beyond-scale run of toy.assign is not shown:")
+    assert "(trials)" in why and "\n" not in why and str(store_dir) not in why
+    out = report.claims_html(paper)
+    assert "beyond the paper's n" not in out and out.count("is not shown:") == 1
+    refused = []
+    assert scorecard.beyond_results(refused) == {} and refused == [why]
+    results = tmp_path / "results"
+    results.mkdir()
+    assert html.unescape(scorecard.verdict_counts_html(results)).count(why) == 1

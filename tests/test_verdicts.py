@@ -260,3 +260,60 @@ def test_smoke_targets_carry_their_positive_controls(tmp_path):
         for c in res["claims"]:
             assert (c.get("control", {}).get("id") == ctl["id"]) == (c["id"] in controlled)
             assert set(stats.POWER_FIELDS) <= set(c) or c["verdict"] == stats.NOT_TESTABLE
+
+
+def test_every_undecided_claim_says_why_on_its_page():
+    """Issue 30: no claim is inconclusive or undecidable without a sentence on its page saying why. Every rule's
+    undecided claims, rendered by the claims table: an undecidable one states its reason, what its n could reach
+    (the smallest reachable p, or its power for the paper's effect) and the n that would decide it; an inconclusive
+    one what the data showed (its reason) and what the design could detect; a claim not testable here its reason."""
+    import html
+    import re
+    from lvmrepro.book import report
+    from lvmrepro.experiments import claim as contract_claim
+    from lvmrepro.experiments.gmm.verdicts import band_claim
+    rng = np.random.default_rng(5)
+    straddle = _claim(base - 0.1 + np.random.default_rng(1).normal(0, 0.4, 20), base)
+    claims = {
+        "few-units": _claim(base[:4] - 1, base[:4]),
+        "sign-cannot-reach": _claim(np.r_[base[:3] - 1, base[3:5]], base[:5], test="sign"),
+        "low-power": _claim(base[:9] - 0.01, base[:9] + rng.normal(0, 0.05, 9), threshold=0.0, paper_effect=0.02),
+        "straddles": straddle,
+        "count": stats.count_claim("c", "s", 6, 10, unit="trial", min_fraction=0.5, evidence="6 of 10"),
+        "count-few": stats.count_claim("c", "s", 3, 3, unit="trial", min_fraction=0.5, evidence="3 of 3"),
+        "equivalence": stats.equivalence_claim("c", "s", base, base + rng.normal(0, 0.3, 20), margin=0.05,
+                                               unit="trial"),
+        "band": band_claim("c", "s", np.mean, rng.normal(10, 5, 6), 0.0, 10.0, unit="split", what="mean",
+                           paper_value=9.0),
+        "cells": stats.all_cells_claim("c", "s", {"x": _claim(base[:4] - 1, base[:4]), "y": straddle},
+                                       unit="trial"),
+        "undecided-by-design": stats.undecided(_claim(base - 1, base), "4 data sets: the unit is the data set"),
+        "contract-rule": contract_claim("c", "s", None, "e", test="a rule", n=8, reason="the runs stopped at max_iter"),
+        "contract-few": contract_claim("c", "s", True, "e", test="a rule", n=3),
+        "not-testable": stats.untestable("c", "s", "one segmentation is no sample"),
+    }
+    claims = [{**c, "id": k, "statement": f"claim {k}"} for k, c in claims.items()]
+    undecided = [c for c in claims if c["holds"] is None]
+    assert {stats.verdict_of(c) for c in undecided} == {stats.INCONCLUSIVE, stats.UNDECIDABLE, stats.NOT_TESTABLE}
+    res = _result(claims)
+    validate_result(res)
+    out = report.claims_html(res)
+    for c in undecided:
+        i = out.index(f'data-claim="test.verdicts:{c["id"]}"')
+        row = html.unescape(re.sub(r"<[^>]+>", " ", out[i:out.index("</tr>", i)]))
+        row = re.sub(r"\s+", " ", row)
+        word = stats.verdict_of(c)
+        why = c.get("undecidable_because") if word == stats.UNDECIDABLE else c["reason"]
+        assert why and why != "undecided" and why in row, (c["id"], row)
+        if word == stats.NOT_TESTABLE or c.get("power_model", "").startswith("none"):
+            continue
+        if word == stats.UNDECIDABLE:
+            assert "undecidable because" in row or "Undecided cells" in row, (c["id"], row)
+            assert ("smallest reachable p" in row or "power for the paper's" in row or "power 0.8" in row), row
+            if c.get("n_to_decide") is not None:
+                assert f"{c['n_to_decide']} " in row and ("would give power 0.8" in row or "fewest at which" in row)
+        else:
+            assert f"{word}: {c['reason']}" in row or "Undecided cells" in row, (c["id"], row)
+            assert "power 0.8" in row or "smallest reachable p" in row, (c["id"], row)
+    with pytest.raises(ValueError, match="reason"):
+        contract_claim("c", "s", None, "e", test="a rule", n=8)      # undecided without saying why

@@ -280,16 +280,17 @@ def _decision(c: dict) -> str:
     return f"{text}. {extra}" if text and extra else (text or extra)
 
 
-def _beyond_result(result: dict) -> dict | None:
+def _beyond_result(result: dict) -> tuple[dict | None, str | None]:
     """The stored run of ``result``'s target at the ``beyond`` scale (the paper's protocol with more units), shown
-    beside a paper-scale result's verdicts; None when there is none or ``result`` is itself beyond."""
+    beside a paper-scale result's verdicts, and the one line saying why a stored one is not shown
+    (:func:`lvmrepro.book.stored.shown`); ``(None, None)`` when there is none or ``result`` is itself beyond."""
     from lvmrepro.book import stored
     if result.get("scale") == "beyond":
-        return None
+        return None, None
     try:
-        return stored.load(result["target"], "beyond") if stored.exists(result["target"], "beyond") else None
-    except (ValueError, KeyError):
-        return None
+        return stored.shown(result["target"], "beyond")
+    except (ValueError, KeyError):       # not a registered target: nothing stored for it
+        return None, None
 
 
 _EMITTED_IDS: set[str] = set()
@@ -350,7 +351,9 @@ def claims_html(result: dict, beyond: dict | None = None) -> str:
     default the stored one if any), its positive controls and, apart, its checks; each table carries the target's
     anchor (:func:`claims_anchor`, :func:`checks_anchor`) and each claim row its verdict attributes."""
     target = result["target"]
-    beyond = _beyond_result(result) if beyond is None else beyond
+    refused = None
+    if beyond is None:
+        beyond, refused = _beyond_result(result)
     rows = _claim_rows(target, result["claims"], result.get("created", ""), beyond)
     col = (f"<th>beyond the paper's n (stored run, {html.escape(str(beyond.get('created', ''))[:10])})</th>"
            if beyond is not None else "")
@@ -360,6 +363,8 @@ def claims_html(result: dict, beyond: dict | None = None) -> str:
                + scroll_box(f'<table class="lvm-claims"><thead><tr><th>verdict</th>{col}<th>claim (paper)</th>'
                             '<th>our evidence</th></tr></thead><tbody>' + rows + "</tbody></table>",
                             f"claims of {target}") + "</div>")
+    if refused:
+        out += f'<p class="lvm-stale"><small>{html.escape(refused)}</small></p>'
     controls = result.get("controls", [])
     if controls:
         n_show = sum(c.get("could_show") is True for c in controls)

@@ -148,16 +148,21 @@ def claim_counts(results: dict) -> dict:
     return {p: {v: counts[p][v] for v in VERDICTS if v in counts[p]} for p in PAPERS if p in counts}
 
 
-def beyond_results() -> dict:
-    """The stored runs at the ``beyond`` scale (the paper's protocol with more units), by target name."""
+def beyond_results(refused: list | None = None) -> dict:
+    """The stored runs at the ``beyond`` scale (the paper's protocol with more units), by target name; each stored
+    run the book refuses (:func:`lvmrepro.book.stored.shown`) adds its one line to ``refused`` instead."""
     from lvmrepro.book import stored
     out = {}
     for path in sorted(stored.STORED_DIR.glob("*.beyond.json")):
         name = path.name[: -len(".beyond.json")]
         try:
-            out[name] = stored.load(name, "beyond")
-        except (ValueError, FileNotFoundError):
-            continue
+            res, why = stored.shown(name, "beyond")
+        except ValueError as exc:         # a file named after no registered target
+            res, why = None, f"The stored beyond-scale run {path.name} is not shown: {exc}"
+        if res is not None:
+            out[name] = res
+        elif why and refused is not None:
+            refused.append(why)
     return out
 
 
@@ -192,7 +197,8 @@ def verdict_counts_html(results_dir, beyond: dict | None = None) -> str:
     positive controls."""
     from lvmrepro.stats import VERDICTS
     results = _paper_results(results_dir)
-    beyond = beyond_results() if beyond is None else beyond
+    refused = []
+    beyond = beyond_results(refused) if beyond is None else beyond
     tables = []
     for label, counts in (("claims of this build", claim_counts(results)),
                           ("claims of the stored runs beyond the paper's sample size", claim_counts(beyond))):
@@ -214,6 +220,7 @@ def verdict_counts_html(results_dir, beyond: dict | None = None) -> str:
         lines.append(f"{dec['undecidable']} {'claim is' if dec['undecidable'] == 1 else 'claims are'} undecidable "
                      "at the paper's sample size; stored runs beyond it "
                      f"cover {dec['with_beyond']} of them and decide {dec['decided']}.")
+    lines += refused
     ctl = control_counts(results)
     if ctl:
         lines.append("Positive controls (the same code and rule on a variant where the effect is planted): "

@@ -105,6 +105,21 @@ def load(name: str, scale: str = "paper") -> dict:
     return _check(data, file)
 
 
+def shown(name: str, scale: str = "beyond") -> tuple[dict | None, str | None]:
+    """``(result, None)`` when the stored run of ``name`` at ``scale`` may be shown (:func:`load` accepts it),
+    ``(None, None)`` when there is none, and ``(None, line)`` when there is one the book refuses (changed scale
+    parameters, an edited body, an invalid file): ``line`` says in one sentence that it is not shown and why."""
+    if not exists(name, scale):
+        return None, None
+    try:
+        return load(name, scale), None
+    except (ValueError, KeyError) as exc:
+        # the file's name, not the builder's path to it
+        file = path(name, scale)
+        why = (str(exc).splitlines() or [exc.__class__.__name__])[0].replace(str(file), file.name)
+        return None, f"The stored {scale}-scale run of {name} is not shown: {why}"
+
+
 def differences(result: dict) -> list[str]:
     """What differs between a stored result and this checkout: the scale's parameters (always none for a
     result :func:`load` accepted) and the data files (a registered checksum that changed). Empty: the

@@ -45,7 +45,10 @@ def claim(id: str, statement: str, holds, evidence: str, *, test: str | None = N
         why = f"fewer than {MIN_PAIRS} samples ({n})"
         return _set(base, UNDECIDABLE, why, why)
     if holds is None:
-        return _set(base, INCONCLUSIVE, reason or "undecided")
+        if not (isinstance(reason, str) and reason.strip()):
+            # the page says why a claim is undecided (issue 30): the reason is that sentence
+            raise ValueError(f"claim {id!r} is undecided (holds=None) at n = {n}: pass reason=, saying why")
+        return _set(base, INCONCLUSIVE, reason)
     return with_verdict({**base, "holds": holds, "reason": None})
 
 

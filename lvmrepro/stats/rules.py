@@ -236,7 +236,9 @@ def power_line(claim: dict) -> str:
     if not model or verdict_of(claim) == NOT_TESTABLE:
         return ""
     if model.startswith("none"):
-        return f"No power model ({model[5:].strip() or 'none'})."
+        why = (f" Undecidable because {claim['undecidable_because']}."
+               if verdict_of(claim) == UNDECIDABLE and claim.get("undecidable_because") else "")
+        return f"No power model ({model[5:].strip() or 'none'}).{why}"
     if isinstance(claim.get("cells"), dict) and claim["cells"]:
         # an every-cell claim: each cell is decided on its own, in its own units; say what the undecided ones could
         # detect
@@ -245,8 +247,13 @@ def power_line(claim: dict) -> str:
             return "Every cell decided by its own rule."
         shown = list(open_cells.items())[:3]
         more = f" ({len(open_cells) - 3} more undecided cells)" if len(open_cells) > 3 else ""
-        return ("Undecided cells: " + " ".join(f"{k}: {power_line({**c, 'unit': c.get('unit') or claim.get('unit')})}"
-                                               for k, c in shown) + more)
+        # why the claim is undecidable (the cells that cannot hold), then each undecided cell's own reason and power
+        head = (f"Undecidable because {claim['undecidable_because']}. "
+                if verdict_of(claim) == UNDECIDABLE and claim.get("undecidable_because") else "")
+        return (head + "Undecided cells: "
+                + " ".join(f"{k}: " + ("" if verdict_of(c) == UNDECIDABLE or not c.get("reason") else
+                                       f"{verdict_of(c)}: {c['reason']}. ")
+                           + power_line({**c, "unit": c.get("unit") or claim.get("unit")}) for k, c in shown) + more)
     what = claim.get("what") or ""
     bits = []
     det, kind = claim.get("detectable_effect"), claim.get("detectable_is", "effect")
