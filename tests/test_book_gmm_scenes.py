@@ -250,3 +250,49 @@ def test_stand_in_reading_decides_from_both_tests():
     del old["rows"][0]["parts_final"]
     assert "does not record the final maps' parts per image" in B.stand_in_reading(old)
     assert B.parts_table(old)["rows"] == []
+
+
+@needs_data
+def test_the_positive_control_is_in_the_result_and_on_the_page(res):
+    """Both controls run at smoke, name the claims they control, which carry their answer; the page quotes them."""
+    ctl = {c["id"]: c for c in res["controls"]}
+    assert set(ctl) == {"control-planted-maps-accuracy", "control-planted-maps-objective"}
+    units = res["artifacts"]["control"]
+    assert len(units) == res["params"]["control_units"]
+    for c in ctl.values():
+        assert c["kind"] == "positive control" and c["n"] == len(units)
+        assert c["could_show"] is (c["verdict"] == "holds")
+        for cid in c["controls"]:
+            claim = next(x for x in res["claims"] if x["id"] == cid)
+            assert claim["control"] == {"id": c["id"], "could_show": c["could_show"]}
+    assert ctl["control-planted-maps-accuracy"]["could_show"] is True     # measured: 5 of 5 units at smoke
+    rows = B.control_rows(res)
+    assert len(rows) == len(units)
+    for row, u in zip(rows, units):
+        assert row["linear SVM on the bag average %"] == f"{u['linear_test_accuracy']:.1f}"
+        assert row["planted maps: accuracy %"] == f"{u['planted']['accuracy']:.1f}"
+        assert row["merged maps: objective"] == f"{u['merged']['objective']:.4f}"
+    assert f"{units[0]['n_train']} and {units[0]['n_test']}" in B.control_table(res)["caption"]
+    text = B.stand_in_reading(res)
+    assert B.control_reading(res) in text
+    assert f"{min(u['linear_test_accuracy'] for u in units):.1f} to" in text
+    assert "the stand-in, not the code, is why the accuracy claims are not testable here" in text   # smoke: saturated
+
+
+def test_control_reading_says_what_the_setup_could_show():
+    def res(could, separates, verdict):
+        c = {"id": "control-planted-maps-accuracy", "kind": "positive control", "could_show": could,
+             "verdict": verdict, "holds": could, "n": 5, "successes": 5, "unit": "planted data set",
+             "names": ["planted", "merged"], "wins": 5, "losses": 0, "ties": 0, "effect": 39.0}
+        unit = {"unit": 0, "n_train": 30, "n_test": 60, "linear_test_accuracy": 33.3, "nearest_mean_accuracy": 30.0,
+                "planted": {"accuracy": 100.0, "objective": 0.13, "iterations": 3, "converged": True, "parts_final": 3.0},
+                "merged": {"accuracy": 60.0, "objective": 0.70, "iterations": 12, "converged": False, "parts_final": 3.0}}
+        return {"controls": [c], "artifacts": {"control": [unit], "stand_in": {"separates": separates}}}
+    assert "the stand-in, not the code" in B.control_reading(res(True, False, "holds"))
+    assert "could have shown the effect here" in B.control_reading(res(True, True, "holds"))
+    assert "could not have shown the effect" in B.control_reading(res(False, False, "fails"))
+    assert "not decided" in B.control_reading(res(None, False, "inconclusive"))
+    assert "33.3 to 33.3 %" in B.control_reading(res(True, False, "holds"))
+    assert B.control_rows(res(True, False, "holds"))[0]["merged maps: iterations"] == "12 (max_iter)"
+    assert "no positive control" in B.control_reading({"artifacts": {}})
+    assert B.control_rows({"artifacts": {}}) == [] and "none" in B.control_table({"artifacts": {}})["caption"]

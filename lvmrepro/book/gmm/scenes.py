@@ -6,6 +6,9 @@
 * :func:`baseline_reading` -- one sentence saying which it is;
 * :func:`stand_in_reading`, :func:`parts_table` -- whether this stand-in can separate the learners at all: the
   baseline beside the trained cells and the distinct parts per image of the final maps (issue 31);
+* :func:`control_rows`, :func:`control_reading` -- the positive control (issue 30): the same code and the claims'
+  rules on synthetic bags whose part maps decide the class; with the stand-in test, whether this setup could have
+  shown the effect and, if the claims are not testable here, whether the stand-in or the code is why;
 * :func:`performance_rows` -- the scene learner's cost per run and passes per convex step;
 * :func:`first_step_rows`, :func:`first_step_reading` -- the random maps' first step under the exact rule and
   under SVM-struct's tolerance rule (column ``random-tol``), with ``d_1``;
@@ -228,6 +231,78 @@ def stand_in_reading(res: dict) -> str:
                  "partly on cells whose maps have collapsed to about one part.")
     else:
         text += "Neither test rules the stand-in out: the comparisons of learners can show the paper's effect."
+    return text + " " + control_reading(res)
+
+
+# --------------------------------------------------------------------------- the positive control
+def _controls(res: dict) -> dict:
+    """The result's positive controls by kind: ``{"accuracy": claim, "objective": claim}`` (those it has)."""
+    out = {}
+    for c in res.get("controls") or []:
+        for kind in ("accuracy", "objective"):
+            if c.get("id", "").endswith("-" + kind):
+                out[kind] = c
+    return out
+
+
+def control_rows(res: dict) -> list[dict]:
+    """Per planted data set of the positive control: the linear baseline and CCP from the planted and from the
+    merged maps (test accuracy, objective, outer iterations, final parts per image)."""
+    rows = []
+    for u in res["artifacts"].get("control") or []:
+        row = {"data set": u["unit"], "linear SVM on the bag average %": f"{u['linear_test_accuracy']:.1f}"}
+        for name in ("planted", "merged"):
+            r = u[name]
+            row[f"{name} maps: accuracy %"] = f"{r['accuracy']:.1f}"
+            row[f"{name} maps: objective"] = f"{r['objective']:.4f}"
+            row[f"{name} maps: iterations"] = f"{r['iterations']}" + ("" if r["converged"] else " (max_iter)")
+            row[f"{name} maps: parts per image"] = f"{r['parts_final']:.2f}"
+        rows.append(row)
+    return rows
+
+
+def control_table(res: dict) -> dict:
+    return {"rows": control_rows(res), "caption": "Positive control: CCP from the planted and from the merged part "
+                                                  "maps, per planted data set (training and test images: "
+                                                  + _control_sizes(res) + ")"}
+
+
+def _control_sizes(res: dict) -> str:
+    units = res["artifacts"].get("control") or []
+    return f"{units[0]['n_train']} and {units[0]['n_test']}" if units else "none"
+
+
+def control_reading(res: dict) -> str:
+    """Whether this setup could have shown the effect: the positive control's verdicts (from its claims' fields),
+    set beside the stand-in test (:func:`stand_in_separation`, as the experiment applied it)."""
+    ctl = _controls(res)
+    if not ctl:
+        return "This run has no positive control (it predates it): whether the setup could have shown the effect is not measured."
+    units = res["artifacts"].get("control") or []
+    parts = []
+    for kind, what in (("accuracy", "test accuracy"), ("objective", "training objective")):
+        c = ctl.get(kind)
+        if c is not None:
+            parts.append(f"{what}: {claim_clause(c)} ({paired_summary(c)})")
+    text = ("**Could this setup have shown the effect?** The positive control runs the same RBoW code, CCP and the "
+            "claims' sign-test rules on synthetic bags whose part maps alone decide the class (a linear SVM on the "
+            "bag average reaches " + (f"{min(u['linear_test_accuracy'] for u in units):.1f} to "
+                                      f"{max(u['linear_test_accuracy'] for u in units):.1f} % there"
+                                      if units else "no measured accuracy there")
+            + "), comparing CCP from the planted part maps with CCP from maps that merge two classes' parts: "
+            + "; ".join(parts) + ". ")
+    could = ctl.get("accuracy", {}).get("could_show")
+    separates = (res["artifacts"].get("stand_in") or {}).get("separates")
+    if could is True and separates is False:
+        text += ("The code and the rules can show an accuracy difference that the part maps cause, and this stand-in "
+                 "cannot: **the stand-in, not the code, is why the accuracy claims are not testable here.**")
+    elif could is True:
+        text += "So the code and the rules could have shown the effect here."
+    elif could is False:
+        text += ("Even there the rule does not detect it: **this setup could not have shown the effect**, whatever "
+                 "the stand-in.")
+    else:
+        text += "The control is not decided at this run's number of data sets, so it cannot say whether the setup could have shown the effect."
     return text
 
 
