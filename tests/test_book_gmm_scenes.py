@@ -296,3 +296,15 @@ def test_control_reading_says_what_the_setup_could_show():
     assert B.control_rows(res(True, False, "holds"))[0]["merged maps: iterations"] == "12 (max_iter)"
     assert "no positive control" in B.control_reading({"artifacts": {}})
     assert B.control_rows({"artifacts": {}}) == [] and "none" in B.control_table({"artifacts": {}})["caption"]
+
+
+def test_stand_in_reading_of_a_run_where_nothing_trained():
+    reason = "no run trained: every learner stopped at w = 0"
+    res = {"params": {"lambdas": [0.0]}, "rows": [{"method": "CCP", "init": "0.0", "accuracy": 6.7, "objective": 1.0}],
+           "controls": [{"id": "control-planted-maps-accuracy", "could_show": True, "verdict": "holds", "holds": True,
+                         "n": 5, "wins": 5, "losses": 0, "ties": 0, "effect": 39.0}],
+           "artifacts": {"linear_baseline": {"test_accuracy": 34.0, "nearest_mean_accuracy": 33.3},
+                         "stand_in": {"separates": False, "untrained": True, "reason": reason}, "control": []}}
+    text = B.stand_in_reading(res)
+    assert reason in text and "not testable here" in text and "34.0 %" in text
+    assert "the stand-in at these settings, not the code" in text

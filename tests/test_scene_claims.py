@@ -55,3 +55,27 @@ def test_runs_stopped_at_max_iter_make_the_comparison_not_testable():
     assert out["verdict"] == stats.NOT_TESTABLE and "1 of the 2 runs" in out["reason"]
     fine = [{"method": "A", "converged": True}, {"method": "B", "converged": True}]
     assert sr._stopped_early(_paired(), fine, ("A", "B"), 4)["verdict"] == "holds"
+
+
+def test_a_run_where_nothing_trained_cannot_separate_and_its_claims_are_not_testable():
+    """Every learner stopped at w = 0 (F = 1) from every initialisation: all pairs tie, which says nothing about
+    the learners (it had made every comparative claim 'fails' at default scale with HOG features)."""
+    rows = [_row(m, c, 6.7, obj=1.0) for m in ("CCP", "G-MM random", "G-MM biased") for c in ("random", "0.0")]
+    rows.append(_row("CCP", "random-tol", 16.8, obj=0.98))       # the tolerance column is not a unit of the claims
+    sep = sr.stand_in_separation(rows, [0.0], {"test_accuracy": 34.0})
+    assert sep["untrained"] and sep["separates"] is False and "no run trained" in sep["reason"]
+    trained = sr.stand_in_separation(rows[:-1] + [_row("CCP", "0.0", 40.0, obj=0.9, parts=4.0)], [0.0],
+                                     {"test_accuracy": 34.0})
+    assert "untrained" not in trained and trained["separates"] is True
+    p = {"random_seeds": 1, "lambdas": [0.0], "solver_tol": 1e-3, "max_iter": 4}
+    runs = [{"method": m, "init": c, "seed_index": 0, "accuracy": 6.7, "objective": 1.0, "converged": True,
+             "select_s": 0.1, "minimize_s": 1.0} for m in ("CCP", "G-MM random", "G-MM biased") for c in ("random", "0.0")]
+    claims = {c["id"]: c for c in sr._claims(p, runs, 0.67, sep)}
+    for tag in ("random-vs-ccp", "biased-vs-ccp", "biased-vs-random"):
+        for what in ("accuracy", "objective"):
+            assert claims[f"{tag}-{what}"]["verdict"] == stats.NOT_TESTABLE
+            assert claims[f"{tag}-{what}"]["reason"] == sep["reason"]
+    res = {"params": {**p, "eta": 0.1}, "runtime_s": 1.0,
+           "artifacts": {"runs": [{**r, "iterations": 1} for r in runs], "timing": [], "stand_in": sep}}
+    for c in sr.table4_from(res)["claims"]:
+        assert c["verdict"] == stats.NOT_TESTABLE and c["reason"] == sep["reason"]

@@ -191,11 +191,20 @@ def stand_in_separation(rows: list[dict], lambdas, baseline: dict) -> dict:
     ``saturated`` -- the latent-free linear baseline is within :data:`SATURATION_MARGIN` points of (or above) the
     best trained cell; ``collapsed`` -- every trained graph-cut cell's final maps keep :data:`FEW_PARTS` or fewer
     distinct parts per image (one linear template per class, whichever learner trained it).  ``separates`` is
-    False when either holds, None when the run does not measure them."""
+    False when either holds, None when the run does not measure them; also False, with ``untrained``, when no
+    run of the claims' columns trained (every learner stopped at ``w = 0``: all tie, whatever the claims)."""
     graph = {str(float(lam)) for lam in lambdas}
     cells = trained_rows(rows)
     parts = [r for r in cells if r["init"] in graph and r.get("parts_final") is not None]
     out = {"saturated": None, "collapsed": None, "separates": None, "reason": ""}
+    units = [r for r in rows if r.get("init") != TOLERANCE_COLUMN and r.get("objective") is not None
+             and np.isfinite(r["objective"])]
+    if units and not any(r["init"] != TOLERANCE_COLUMN for r in cells):
+        # nothing trained: every learner stopped at w = 0 after its first step, so they cannot differ in anything
+        return {**out, "untrained": True, "separates": False,
+                "reason": "no run trained: every learner stopped at w = 0 (objective F(0) = 1) after its first convex "
+                          "step from every initialisation, so the learners cannot differ (the regulariser may be too "
+                          "strong for these features at this size)"}
     if "test_accuracy" in (baseline or {}) and cells:
         best = max(r["accuracy"] for r in cells)
         out["saturated"] = bool(best - baseline["test_accuracy"] < SATURATION_MARGIN)
@@ -269,7 +278,8 @@ def _claims(p, runs, one_image, separation=None):
             f"{tag}-objective", f"{a} converges to a lower training objective than {b} (paired over the initialisations).",
             obj[a], obj[b], better="lower", unit=unit, threshold=p["solver_tol"], names=(a, b), what="objective (8)",
             test="sign")
-        paired.append(_stopped_early(claim, runs, (a, b), p["max_iter"]))
+        paired.append(_stopped_early(claim, runs, (a, b), p["max_iter"]) if not separation.get("untrained")
+                      else _not_testable(claim, separation["reason"]))
     claims = paired
     # coherent initialisations help: not decidable from the paper's design.  Its evidence is each learner's
     # lambda > 0 columns against its lambda = 0 column, and there is one lambda = 0 map (one part discovery):
@@ -390,6 +400,8 @@ def table4_from(res: dict) -> dict:
             names=(m, "CCP"), what="outer iterations", test="sign",
             note=f"runs stopped at max_iter = {p['max_iter']} count as max_iter iterations (a lower bound); "
                  "paper (lambda = 0 / 1): CCP 145 / 65, G-MM random 107 / 69, G-MM biased 87 / 138")
-        claims.append(_stopped_early(claim, runs, (m, "CCP"), p["max_iter"]))
+        untrained = (res["artifacts"].get("stand_in") or {}).get("untrained")
+        claims.append(_not_testable(claim, res["artifacts"]["stand_in"]["reason"]) if untrained
+                      else _stopped_early(claim, runs, (m, "CCP"), p["max_iter"]))
     return {"rows": rows, "claims": claims, "artifacts": {"source_runtime_s": res["runtime_s"],
                                                           "timing": res["artifacts"]["timing"]}}
