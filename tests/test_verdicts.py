@@ -74,7 +74,7 @@ def test_sign_test_does_not_overflow_at_many_pairs():
     # issue 32 item 5: 2.0 ** m overflowed at 1,024 non-zero pairs
     from math import log
     from scipy.special import gammaln
-    from lvmrepro.stats._core import _binomial_tails, _sign_p
+    from lvmrepro.stats.paired_tests import _binomial_tails, _sign_p
     for n in (1023, 1024, 1100, 3000, 100_000):
         c = stats.paired_claim("c", "s", np.zeros(n), np.ones(n), better="lower", unit="u", threshold=0.0)
         assert c["verdict"] == stats.HOLDS and (c["p"] == 0.0 or c["p"] < 1e-300) and c["ci"] == [1.0, 1.0]
@@ -96,7 +96,7 @@ def test_sign_test_does_not_overflow_at_many_pairs():
 
 def test_bootstrap_in_blocks_is_the_one_draw_interval():
     """The resamples drawn in blocks give the interval of one (n_boot, n) draw, without its memory."""
-    from lvmrepro.stats._core import BOOTSTRAP_BLOCK, bootstrap_ci
+    from lvmrepro.stats.paired_tests import BOOTSTRAP_BLOCK, bootstrap_ci
     d = np.random.default_rng(1).standard_exponential(3000) - 0.3
     assert BOOTSTRAP_BLOCK // len(d) < 4000                # several blocks
     rng = np.random.default_rng(0)

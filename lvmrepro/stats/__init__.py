@@ -38,16 +38,17 @@ as fields: nothing needs to read them back out of the ``evidence`` sentence.  A 
 our code guarantees or verifies (an invariant, a certified gap); checks are reported apart, never as reproductions.
 A *positive control* (:func:`control`) is a claim decided by the same rule on a variant where the effect is planted.
 
-The package: :mod:`._core` (the vocabulary, :func:`paired_claim`, :func:`all_cells_claim`), :mod:`.rules` (counts,
-equivalence, intervals, every-unit statements, controls, :func:`power_line`), :mod:`.power` (the power models).
+The package: :mod:`._core` (the vocabulary, :func:`paired_claim`, :func:`all_cells_claim`), :mod:`.paired_tests`
+(the sign, Wilcoxon and t tests and the bootstrap interval the rule applies), :mod:`.rules` (counts, equivalence,
+intervals, every-unit statements, controls, :func:`power_line`), :mod:`.power` (the power models).
 """
 from lvmrepro.stats._core import (  # noqa: F401
     ALPHA, CHECK_WORDS, COULD_SHOW_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, HOLDS_OF, INCONCLUSIVE, MIN_PAIRS,
     NOT_TESTABLE, PAPER_SCALE, POWER_FIELDS, STD_DDOF, TESTS, UNDECIDABLE, VERDICT_MEANING, VERDICT_PHRASE, VERDICTS,
-    _fmt, _scaled_mean, _set, _sign_p, _unit_interval, all_cells_claim, at_scale, bootstrap_ci, check, no_power_model,
-    mean_std, pair_counts, paired_claim, plural, power_fields, undecided, untestable, verdict_of, verdict_phrase,
-    with_verdict,
+    _fmt, _set, all_cells_claim, at_scale, check, no_power_model, mean_std, pair_counts, paired_claim, plural,
+    power_fields, undecided, untestable, verdict_of, verdict_phrase, with_verdict,
 )
+from lvmrepro.stats.paired_tests import _scaled_mean, _sign_p, _unit_interval, bootstrap_ci  # noqa: F401
 from lvmrepro.stats.rules import (  # noqa: F401
     control, could_show_phrase, count_claim, equivalence_claim, every_unit_claim, interval_claim, power_line,
 )

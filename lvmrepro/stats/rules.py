@@ -21,8 +21,9 @@ import numpy as np
 
 from lvmrepro.stats import power as pw
 from lvmrepro.stats._core import (ALPHA, FAILS, HOLDS, HOLDS_OF, INCONCLUSIVE, MIN_PAIRS, NOT_TESTABLE, UNDECIDABLE,
-                            COULD_SHOW_WORDS, _fmt, _scaled_mean, _scaled_std, _set, _sign_p, _unit_interval,
-                            bootstrap_ci, no_power_model, paired_claim, plural, power_fields, verdict_of)
+                            COULD_SHOW_WORDS, _fmt, _set, no_power_model, paired_claim, plural, power_fields,
+                            verdict_of)
+from lvmrepro.stats.paired_tests import _scaled_mean, _scaled_std, _sign_p, _unit_interval, bootstrap_ci
 
 
 def count_claim(id: str, statement: str, successes: int, n: int, *, unit: str, min_fraction: float,
