@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from lvmrepro.book import scorecard
+from lvmrepro.book import scorecard, scorecard_layout
 from lvmrepro.experiments import seal
 
 
@@ -138,7 +138,7 @@ def test_stand_in_items_and_book_reductions_are_marked(tmp_path):
     assert clustering["scale"] == "paper" and clustering["stand_in"] == ""
     assert scene["state"] == "reproduced" and [c["state"] for c in scene["claims"]] == ["holds", "not testable here"]
     assert "1 not testable here" in scene["evidence"]
-    row = scorecard._item_block(scene, "", True)
+    row = scorecard_layout._item_block(scene, "", True)
     assert "stand-in data: 15-Scene" in row and "paper (book reduction)" in row and row.count(">why<") <= 1
     assert 'data-verdict="not testable here"' in row and 'data-verdict="inconclusive"' not in row
 
@@ -177,7 +177,7 @@ def test_scorecard_links_each_claim_to_its_own_targets_page(tmp_path):
     item = {(i["paper"], i["item"]): i for i in scorecard.collect(tmp_path)}[("gmm", "Table 4")]
     assert [c["notebook"] for c in item["claims"]] == ["notebooks/gmm/02_clustering", "notebooks/gmm/06_scenes"]
     assert [p["target"] for p in item["places"]] == ["gmm.table4_clustering", "gmm.table4_scene"]
-    out = scorecard._item_block(item, "../", False)
+    out = scorecard_layout._item_block(item, "../", False)
     assert 'href="../notebooks/gmm/06_scenes.html#' in out and 'href="../notebooks/gmm/02_clustering.html#' in out
     assert item["tally"] == {"holds": 1, "inconclusive": 1}
     assert '<span class="lvm-count-part">1 holds</span> · <span class="lvm-count-part">1 inconclusive</span>' in out
@@ -249,6 +249,6 @@ def test_key_numbers_put_ours_beside_the_papers():
     assert key["ours"] == 4.2 and abs(key["paper"] - 3.5547) < 1e-3
     assert key_number(item, {}) is None
     assert key_number(item, {"convexmr.runtime": {"rows": [{"method": "em"}]}}) is None   # no row: no number
-    out = scorecard._item_block({"paper": "convexmr", "item": "Running time", "description": "d", "state": "holds",
+    out = scorecard_layout._item_block({"paper": "convexmr", "item": "Running time", "description": "d", "state": "holds",
                                  "key": key, "statement": "s"}, "", False)
     assert "ours <strong>4.2</strong>, paper 3.55" in out
