@@ -160,20 +160,11 @@ def test_list_prints_each_targets_module_function_and_notebook(capsys):
     assert "artifacts['normalisation']:" in out
 
 
-# Targets whose owners have not yet declared the artifacts keys they write (target(..., artifacts=...)); each
-# owner removes theirs when declaring (a declared target left here fails, so the list only shrinks).
-ARTIFACTS_NOT_YET_DECLARED = {
-    "groupnorm.fig3", "groupnorm.fig4", "groupnorm.table3", "groupnorm.table4", "spl.fig2", "spl.table1",
-}
-
-
 def test_every_target_declares_its_artifacts():
-    undeclared = {name for name, tgt in targets().items() if tgt.artifacts is None}
-    assert undeclared <= ARTIFACTS_NOT_YET_DECLARED, sorted(undeclared - ARTIFACTS_NOT_YET_DECLARED)
-    assert not (ARTIFACTS_NOT_YET_DECLARED - undeclared), \
-        f"declared now, remove from ARTIFACTS_NOT_YET_DECLARED: {sorted(ARTIFACTS_NOT_YET_DECLARED - undeclared)}"
+    undeclared = sorted(name for name, tgt in targets().items() if tgt.artifacts is None)
+    assert not undeclared, f"targets that do not declare their artifacts keys (target(..., artifacts=...)): {undeclared}"
     for name, tgt in targets().items():
-        for key, meaning in (tgt.artifacts or {}).items():
+        for key, meaning in tgt.artifacts.items():
             assert isinstance(key, str) and key and isinstance(meaning, str) and meaning.strip(), (name, key)
 
 

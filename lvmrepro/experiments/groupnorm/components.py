@@ -140,7 +140,8 @@ def fig3_claims(rows, ns, units, m="") -> list:
 
 @target("groupnorm.fig3", title="Group norm Fig. 3: training and test AP against the number of components",
         notebook="notebooks/groupnorm/03_components", item="Figure 3", paper=PAPER_FIG3, params=_PARAMS,
-        scales=_scales())
+        scales=_scales(),
+        artifacts={"claims_voc07": "the Figure 3 claims decided on the 11-point (VOC 2007) AP instead of the area"})
 def fig3(ctx):
     p = ctx.params
     U.record_data()
@@ -202,7 +203,17 @@ def table3_claims(rows, p, units, lams, m="") -> list:
 
 @target("groupnorm.table3", title="Group norm Table 3: val mean AP and surviving components against lambda",
         notebook="notebooks/groupnorm/03_components", item="Table 3", paper=PAPER_TABLE3, params=_PARAMS,
-        scales=_scales())
+        scales=_scales(),
+        artifacts={"summary": "per lambda / C: mean val AP (both measures), mean surviving components, units pruned "
+                              "to between 1 and n_start - 1",
+                   "chosen_lambda_over_C": "per fold: the lambda / C with the best mean val AP (area)",
+                   "chosen_lambda_over_C_voc07": "per fold: the same choice on the 11-point AP",
+                   "units_with_partial_pruning": "(class, fold) units where some lambda keeps 1 to n_start - 1 "
+                                                 "components",
+                   "units": "number of (class, fold) units",
+                   "bias_contrast": "the old protocol (bias feature 1) beside the run's on one unit: lambda path, "
+                                    "planted copy, price of pruning",
+                   "claims_voc07": "the Table 3 claims decided on the 11-point AP"})
 def table3(ctx):
     p = ctx.params
     U.record_data()
@@ -292,7 +303,14 @@ def control_summary(rows, p) -> dict:
 
 @target("groupnorm.table4", title="Group norm Table 4: per-class test AP for n = 1..6 and for the group norm",
         notebook="notebooks/groupnorm/03_components", item="Table 4", paper=PAPER_TABLE4, params=_PARAMS,
-        requires=("groupnorm.fig3", "groupnorm.table3"), scales=_scales())
+        requires=("groupnorm.fig3", "groupnorm.table3"), scales=_scales(),
+        artifacts={"per_class": "per class and a mean row: test AP for each n and for the group norm (both "
+                                "measures), surviving components",
+                   "chosen_lambda_over_C": "per fold: the lambda / C used (from groupnorm.table3, area AP)",
+                   "chosen_lambda_over_C_voc07": "per fold: the lambda / C chosen on the 11-point AP",
+                   "claims_voc07": "the Table 4 claims decided on the 11-point AP",
+                   "positive_control": "the planted duplicate pair: rows per unit and their tallies "
+                                       "(control_summary)"})
 def table4(ctx):
     p = ctx.params
     U.record_data()
@@ -343,7 +361,11 @@ def table4(ctx):
 # --------------------------------------------------------------------------- Figure 4
 @target("groupnorm.fig4", title="Group norm Fig. 4: one class's root filters before and after the group norm",
         notebook="notebooks/groupnorm/03_components", item="Figure 4", paper=PAPER_FIG4, params=_PARAMS,
-        requires=("groupnorm.table4",), scales=_scales())
+        requires=("groupnorm.table4",), scales=_scales(),
+        artifacts={"class": "the class shown", "fold": "its fold", "lambda_over_C": "the fold's chosen lambda / C",
+                   "units_with_pair": "Table 4 units with a pruned and at least two kept components",
+                   "units": "Table 4 units", "templates_before": "the stage-1 root templates (n_start x dim)",
+                   "templates_after": "the root templates after the group norm (n_start x dim)"})
 def fig4(ctx):
     from lvmrepro.experiments.groupnorm import components_fits as pl
     from lvmrepro.tasks.components.model import ComponentMixtureModel

@@ -163,7 +163,20 @@ VARIANT = {"primer": "exclude"}
 
 @target("spl.table1", title="SPL Table 1: motif finding on five UniPROBE proteins, CCCP vs self-paced learning",
         notebook="notebooks/spl/03_motifs", item="Table 1", paper=PAPER_TABLE1, scales=SCALES, params=PARAMS,
-        check_params=_check_params)
+        check_params=_check_params,
+        artifacts={"runs": "every (protein, fold, word length, seed) run of both learners, without weights: "
+                           "objectives, errors, objective history",
+                   "best": "per word length, learner and protein/fold: the best seed's run and its SPL series",
+                   "sensitivity": "the motif kept inside the variable region (primer excluded) beside the main runs",
+                   "control": "the positive control's tallies per word length (bad minima planted)",
+                   "mapping": "per word length: fit of the assumed protein mapping against the best of the 120 orders",
+                   "timing": "CPU per run and per learner, convex solves and inner passes per solve (issue 33)",
+                   "cpu_per_run": "per learner and the shared first solve: CPU seconds per run (mean, std)",
+                   "n_pairs": "number of main runs (protein, fold, word length, seed)",
+                   "test_set_facts": "per protein and fold: sizes of the training half and the test sets",
+                   "enriched_kmers": "per protein: the 6-mers most enriched in the positives (fold 1)",
+                   "junction_kmers": "per protein: enriched 6-mers that straddle the variable region's junction",
+                   "orders": "the background-word lengths run"})
 def table1(ctx):
     """Objective, training and test error (best of the seeds per fold; mean +- std over folds) per protein,
     at each background-word length; bad runs over every protein, fold and seed; the positive control."""
@@ -432,7 +445,13 @@ FIG2_SCALES = {"smoke": {"pairs": [["052", 1]]},
 
 @target("spl.fig2", title="SPL Fig. 2: Hamming distance between the selected motifs over the SPL iterations",
         notebook="notebooks/spl/03_motifs", item="Figure 2", paper=PAPER_FIG2, requires=("spl.table1",),
-        scales=FIG2_SCALES)
+        scales=FIG2_SCALES,
+        artifacts={"final": "per word length and learner: mean and std of the final mean Hamming fraction, the "
+                            "paper's value",
+                   "pairs": "the protein-fold pairs whose SPL series are the rows",
+                   "orders": "the background-word lengths (from spl.table1)",
+                   "final_per_pair": "per word length and learner: the final mean Hamming fraction of every "
+                                     "protein-fold"})
 def fig2(ctx):
     """Mean pairwise Hamming distance (fraction of the m positions) of the selected positives' motifs at
     each SPL iteration, for protein-fold pairs fixed in advance (the first word length of ``spl.table1``);
