@@ -10,19 +10,22 @@ stopping rule (decrease < C eps); both are then continued by CCCP to a ten times
 Figure 1: (a) the relative objective ``(obj_cccp - obj_spl) / obj_cccp`` with the band ``C eps /
 obj_cccp``, (b) the training loss, (c) the test loss, against C.  Beyond the paper: test-set MUC, B3,
 CEAF-e and their average (CoNLL) at the best C, beside the exact-string-match baselines, and the
-measured gap of the greedy pairwise loss-augmented inference to the brute-force optimum.
+measured gap of the greedy pairwise loss-augmented inference to the brute-force optimum.  The documents and
+pair features of a split: :mod:`lvmrepro.experiments.spl.coreference_data`.
 Notebook ``notebooks/spl/04_coreference``.
 """
 from __future__ import annotations
 
 import math
 import time
-from functools import lru_cache
 
 import numpy as np
 
 from lvmrepro import stats
 from lvmrepro.experiments import target
+from lvmrepro.experiments.spl.coreference_data import (  # noqa: F401  (imported from here before)
+    _data_key, _feature_matrix, split_data, split_names,
+)
 from lvmrepro.params import SEED_LIMIT, Float, Int, List
 
 PAPER_FIG1 = {
@@ -41,47 +44,6 @@ METHODS = ("cccp", "spl")
 # The practical thresholds of the claims (see fig1 below for why each).
 LOSS_THRESHOLD = 0.05          # loss points
 RUNTIME_THRESHOLD = math.log(1.05)
-
-
-# --------------------------------------------------------------------------- data
-@lru_cache(maxsize=None)
-def _feature_matrix(name: str, max_mentions=None):
-    """A document (its first ``max_mentions`` mentions) and its pair features, once per process.  Every
-    feature of a pair reads only the two mentions, the text and the mentions before them, so the
-    features of a truncated document are those of the full one restricted to its pairs."""
-    from dataclasses import replace
-
-    from lvmrepro.tasks.coref.features import pair_feature_matrix
-    from lvmrepro.tasks.coref.data import canonical_clustering, load_document
-    doc = load_document(name)
-    m = max_mentions
-    if m is not None and doc.n_mentions > m:
-        doc = replace(doc, mentions=doc.mentions[:m], clusters=canonical_clustering(doc.clusters[:m]),
-                      links=[lk for lk in doc.links if lk[1] < m and lk[2] < m])
-    return doc, pair_feature_matrix(doc)
-
-
-def split_names(split: int, n_train: int, train_docs, test_docs):
-    from lvmrepro.tasks.coref.data import split_documents
-    train, test = split_documents(split, n_train)
-    return train[:train_docs] if train_docs else train, test[:test_docs] if test_docs else test
-
-
-@lru_cache(maxsize=8)
-def split_data(split: int, n_train: int, train_docs, test_docs, max_mentions):
-    """``(docs, X, Y)`` of the training and of the test documents of one split (cached per process)."""
-    from lvmrepro.tasks.coref.features import build_pair_features
-    from lvmrepro.tasks.coref.model import outputs_of
-    out = []
-    for names in split_names(split, n_train, train_docs, test_docs):
-        pairs = [_feature_matrix(nm, max_mentions) for nm in names]
-        docs = [d for d, _ in pairs]
-        out.append((docs, build_pair_features(docs, [F for _, F in pairs]), outputs_of(docs)))
-    return tuple(out)
-
-
-def _data_key(p):
-    return (p["n_train"], p["train_docs"], p["test_docs"], p["max_mentions"])
 
 
 # --------------------------------------------------------------------------- one run
@@ -109,8 +71,9 @@ def _mean_loss(model, w, X, Y):
     return float(np.mean(model.loss(Y, pred))), pred
 
 
-#: the code a run executes: the engine's learners and solvers, the coreference task, this module
-RUN_CODE = ("lvmrepro.engine", "lvmrepro.tasks.coref", "lvmrepro.experiments.spl.coreference")
+#: the code a run executes: the engine's learners and solvers, the coreference task, this module and its data
+RUN_CODE = ("lvmrepro.engine", "lvmrepro.tasks.coref", "lvmrepro.experiments.spl.coreference",
+            "lvmrepro.experiments.spl.coreference_data")
 
 
 def _run(args):
