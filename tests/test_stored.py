@@ -1,6 +1,7 @@
 """Stored runs (lvmrepro.book.stored): only a valid result of a scale's own parameters, from a commit, is kept and shown."""
 import html
 import json
+import re
 import subprocess
 import sys
 
@@ -150,3 +151,37 @@ def test_a_stale_beyond_run_is_refused_with_one_line_on_the_page_and_the_scoreca
     results = tmp_path / "results"
     results.mkdir()
     assert html.unescape(scorecard.verdict_counts_html(results)).count(why) == 1
+
+
+def test_every_stored_beyond_run_is_shown_beside_its_claims_and_counted_apart(tmp_path):
+    """Each stored beyond run in the package (the paper's protocol with more units) appears in its target's claims
+    table, one verdict per claim beside the build's (at any scale of the build: the smoke book shows it too), and
+    its claims are counted apart on the scorecard and the front page; the undecidable claims it decides are counted."""
+    from lvmrepro import stats
+    from lvmrepro.book import report, scorecard
+    from lvmrepro.stats import verdict_of
+    files = sorted(stored.STORED_DIR.glob("*.beyond.json"))
+    shown = scorecard.beyond_results()
+    assert sorted(shown) == [f.name[: -len(".beyond.json")] for f in files]
+    for name, res in shown.items():
+        build = {"target": name, "scale": "smoke", "created": "build", "claims": res["claims"]}
+        out = report.claims_html(build)
+        assert "beyond the paper's n (stored run, " + res["created"][:10] in out
+        cells = re.findall(r'<td data-claim="' + re.escape(name) + r':([^"]+)" data-verdict="([^"]+)" data-run="'
+                           + re.escape(res["created"]) + '"', out)
+        assert cells == [(c["id"], html.escape(report.verdict_word(c))) for c in res["claims"]]
+    if shown:
+        (tmp_path / "results").mkdir()
+        counts = html.unescape(scorecard.verdict_counts_html(tmp_path / "results"))
+        assert "Claims of the stored runs beyond the paper's sample size, by verdict" in counts
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", counts))
+        for paper in {n.split(".", 1)[0] for n in shown}:
+            n_claims = sum(len(r["claims"]) for n, r in shown.items() if n.split(".", 1)[0] == paper)
+            assert f"{n_claims} claim" in text
+        total = sum(len(r["claims"]) for r in shown.values())
+        paper = {name: {"claims": [dict(c, verdict=stats.UNDECIDABLE) for c in r["claims"]]}
+                 for name, r in shown.items()}
+        dec = scorecard.beyond_decides(paper, shown)
+        assert dec["with_beyond"] == total
+        assert dec["decided"] == sum(stats.HOLDS_OF[verdict_of(c)] is not None for r in shown.values()
+                                     for c in r["claims"])
