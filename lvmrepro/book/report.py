@@ -329,8 +329,14 @@ def _beyond_cell(target: str, c: dict, beyond: dict | None) -> str:
     other = next((b for b in beyond.get("claims", []) if b.get("id") == c.get("id")), None)
     if other is None:
         return "<td>–</td>"
+    ci = ""
+    if other.get("ci"):   # the interval that decided it (or shows why not), as the build's evidence states it
+        lo, hi = other["ci"]
+        thr = other.get("threshold") if isinstance(other.get("threshold"), (int, float)) else 0.0
+        scale = max(abs(lo), abs(hi), abs(thr))
+        ci = f", 95% CI [{interval_end(lo, scale)}, {interval_end(hi, scale)}]"
     return (f'<td{claim_attributes(target, other, beyond.get("created", ""))}>{state_badge(verdict_word(other))}'
-            f"<br><small>n = {other.get('n')}</small></td>")
+            f"<br><small>n = {other.get('n')}{ci}</small></td>")
 
 
 def _claim_rows(target: str, claims, run: str, beyond: dict | None = None) -> str:
