@@ -308,3 +308,28 @@ def test_stand_in_reading_of_a_run_where_nothing_trained():
     text = B.stand_in_reading(res)
     assert reason in text and "not testable here" in text and "34.0 %" in text
     assert "the stand-in at these settings, not the code" in text
+
+
+@needs_data
+def test_features_rows_set_each_stand_in_beside_the_others(res):
+    assert B.hog_scale("smoke") == "smoke" and B.hog_scale("default") == B.hog_scale("paper") == "default"
+    untrained = {"params": {**res["params"], "features": "hog", "lam": 0.01},
+                 "rows": [{**r, "accuracy": 6.7, "objective": 1.0} for r in res["rows"]],
+                 "artifacts": {**res["artifacts"], "linear_baseline": {"test_accuracy": 34.0},
+                               "stand_in": {"separates": False, "untrained": True, "reason": "no run trained: x"}}}
+    good = {**untrained, "params": {**untrained["params"], "lam": 0.001}, "rows": res["rows"],
+            "artifacts": {**untrained["artifacts"], "stand_in": {"separates": True, "reason": ""}}}
+    rows = B.features_rows([res, untrained, good])
+    base = res["artifacts"]["linear_baseline"]["test_accuracy"]
+    cells = [r for r in res["rows"] if r["objective"] < 1 - 1e-9 and r["init"] != "random-tol"]
+    assert rows[0]["features"] == "cnn" and rows[0]["linear SVM on the bag average %"] == f"{base:.1f}"
+    assert rows[0]["trained cells %"] == f"{min(r['accuracy'] for r in cells):.1f} to {max(r['accuracy'] for r in cells):.1f}"
+    assert rows[0]["training / test images"] == f"{res['artifacts']['n_train']} / {res['artifacts']['n_test']}"
+    assert rows[0]["can separate the learners"].startswith("no: saturated")            # smoke: 100 % everywhere
+    assert rows[1]["trained cells %"] == "none" and rows[1]["final parts per image"] == "-"
+    assert rows[1]["can separate the learners"] == "no: nothing trained (every run at w = 0)"
+    assert rows[2]["lambda"] == "0.001" and rows[2]["can separate the learners"] == "yes"
+    text = B.features_reading([res, untrained, good])
+    assert res["artifacts"]["stand_in"]["reason"] in text and "no run trained: x." in text
+    assert "**HOG** (12 training images, lambda = 0.001): neither test rules the stand-in out" in text
+    assert "not measured" in B.features_reading([{**good, "artifacts": {**good["artifacts"], "stand_in": {}}}])
