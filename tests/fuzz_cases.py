@@ -554,7 +554,8 @@ def _motif_cases():
 
 
 def _components_cases():
-    from lvmrepro.engine.lssvm.group_bundle import GroupBundle, GroupCCCP, solve_group_simplex
+    from lvmrepro.engine.lssvm.cccp import CCCP
+    from lvmrepro.engine.lssvm.inner.group_bundle import GroupBundle, solve_group_simplex
     from lvmrepro.tasks.components import hog_mirror
     from lvmrepro.engine.lssvm.features import RaggedFeatures
     from lvmrepro.tasks.components.model import ComponentMixtureModel
@@ -583,7 +584,8 @@ def _components_cases():
         X = RaggedFeatures.from_list(blocks)
         H = model.init_latent(X, Y, "random", _rng())
         res = GroupBundle(lam, working_set=working_set, max_iter=max_iter).bind(model, X, Y, C).solve(H, tol=1e-4)
-        fit = GroupCCCP(model, C, lam, eps=1e-2, max_iter=2).fit(X, Y, H0=H) if working_set else None
+        fit = CCCP(model, C, eps=1e-2, max_iter=2, inner=GroupBundle(lam), warm_start=True).fit(X, Y, H0=H) \
+            if working_set else None
         return res.w, res.primal, None if fit is None else (fit.w, fit.objective)
 
     blocks_bad = [[], None, "x", [np.full((2, 12), NAN)], [np.full((2, 12), INF)], [np.zeros((0, 12))] * 8,

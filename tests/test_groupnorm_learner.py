@@ -136,8 +136,10 @@ def test_lower_bound_holds_for_any_combination_of_planes():
     for reg in ("group", "elastic"):
         gn = GroupNormLSSVM(m, G, lam=0.02, C=2.0, reg=reg)
         _, opt = cvx_inner(F, Y, H, lam=0.02, C=2.0, elastic=reg == "elastic")
-        p = gn._gt_part(F, Y, H)
-        planes = [gn._eval(rng.standard_normal(m.size_w) * s, F, Y, H)[1:] for s in (0.0, 0.1, 1.0, 3.0) for _ in range(3)]
+        session = gn.session(F, Y)
+        p, evaluate = session.ground_truth(H), session.evaluator(H)
+        planes = [evaluate(rng.standard_normal(m.size_w) * s, full=True)[1:3] for s in (0.0, 0.1, 1.0, 3.0)
+                  for _ in range(3)]
         Gm = np.vstack([np.zeros(m.size_w)] + [g - p for g, _ in planes])
         bv = np.concatenate([[0.0], [b for _, b in planes]])
         for _ in range(50):
@@ -160,10 +162,10 @@ def test_bundle_fit_ends_at_a_certified_fixed_point():
     assert np.array_equal(res.H, direct_impute(res.w, F, Y))
 
 
-def test_bundle_fit_stopped_by_eps_is_still_certified():
-    """A loose solve can leave the objective unchanged while its gap is far above gap_tol: the eps rule
-    may stop a bundle fit only after a solve at gap_tol (a stop at 18 iterations with gap 1e-5 in the
-    digits run before this rule)."""
+def test_bundle_fit_with_a_loose_eps_still_ends_certified():
+    """A loose solve can leave the objective unchanged while its gap is far above gap_tol (a stop at 18
+    iterations with gap 1e-5 in an early digits run): the certified method ignores eps and stops at a
+    certified fixed point."""
     F, Y = data(n=80, seed=7)
     m = groupnorm_digit_model()
     G = groupnorm_blocks(m)
@@ -208,38 +210,43 @@ def _random_planes(m, rng, K=12, scale=0.3):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_master_dual_form_matches_cvxpy_and_the_primal_form(seed):
-    """The master ``min_w sum_p lam ||w_p|| + C max_k (b_k + G_k.w)``: its dual-form solution (working set of
-    groups, plane weights as variables) against cvxpy on the explicit problem and against the primal form;
-    the weights' bound equals the optimum (the master is solved, not just bounded)."""
+@pytest.mark.parametrize("reg", ["group", "elastic"])
+def test_master_matches_cvxpy(seed, reg):
+    """The master ``min_w Omega(w) + C max_k (b_k + G_k.w)``: eq. 5's cone program in its dual form (working set
+    of groups, plane weights as variables) and eq. 6's simplex dual by SMO, against cvxpy on the explicit
+    problem; the weights' bound equals the optimum (the master is solved, not just bounded)."""
     cp = pytest.importorskip("cvxpy")
+    from lvmrepro.engine.lssvm.groups import PlaneStore
     m = groupnorm_digit_model()
     Gi = groupnorm_blocks(m)
     rng = np.random.default_rng(seed)
     G, b = _random_planes(m, rng)
-    lam, C = 0.05, 2.0
-    gn = GroupNormLSSVM(m, Gi, lam=lam, C=C, gap_tol=1e-8)
+    lam, C, elastic = 0.05, 2.0, reg == "elastic"
+    gn = GroupNormLSSVM(m, Gi, lam=lam, C=C, gap_tol=1e-8, reg=reg)
     w = cp.Variable(m.size_w)
-    prob = cp.Problem(cp.Minimize(lam * sum(cp.norm(w[g], 2) for g in Gi) + C * cp.max(b + G @ w)))
+    prob = cp.Problem(cp.Minimize(lam * sum(cp.norm(w[g], 2) for g in Gi) + C * cp.max(b + G @ w)
+                                  + (0.5 * cp.sum_squares(w) if elastic else 0)))
     prob.solve(solver="CLARABEL")
-    value = lambda v: lam * block_norms(v, Gi).sum() + C * np.max(b + G @ v)   # noqa: E731
-    for form in (gn._master_dual, gn._master_primal):
-        gn._ws = None
-        gn._master_on = form
-        w_k, beta, ok = gn._master(G, b)
-        assert ok and beta.min() >= 0 and beta.sum() == pytest.approx(1.0)
-        assert value(w_k) == pytest.approx(prob.value, abs=1e-7)
-        assert gn.lower_bound(beta, G, b) == pytest.approx(prob.value, abs=1e-7)
-        assert gn.lower_bound(beta, G, b) <= value(w_k) + 1e-9
-        # exact zeros where cvxpy's blocks are (numerically) zero
-        ref = block_norms(w.value, Gi)
-        assert np.array_equal(block_norms(w_k, Gi) > 0, ref > 1e-5 * ref.max())
+    value = lambda v: gn.omega(v) + C * np.max(b + G @ v)   # noqa: E731
+    session = gn.session(*data(n=10))
+    session.solve_tol = 1e-8
+    store = PlaneStore(m.size_w, 10, session._grams)
+    for g, bk in zip(G[1:], b[1:]):
+        store.add(g, bk)                   # planes with p = 0: G_k = ghat_k
+    w_k, beta, bound, ok, _, _ = session.master(store, np.zeros(m.size_w), 1e-10)
+    assert ok and beta.min() >= 0 and beta.sum() == pytest.approx(1.0)
+    assert value(w_k) == pytest.approx(prob.value, abs=1e-7)
+    assert bound == pytest.approx(prob.value, abs=1e-7) and bound == gn.lower_bound(beta, G, b)
+    assert bound <= value(w_k) + 1e-9
+    # exact zeros where cvxpy's blocks are (numerically) zero
+    ref = block_norms(w.value, Gi)
+    assert np.array_equal(block_norms(w_k, Gi) > 0, ref > 1e-5 * ref.max())
 
 
 def test_plane_store_ages_out_planes_an_interior_point_solution_barely_weights():
     """Interior-point weights are never exactly zero: a plane whose weight stays below USED times the largest
     is dropped after ``max_age`` masters; the newest plane and the planes in use are kept."""
-    from lvmrepro.engine.lssvm.groupnorm import USED, PlaneStore
+    from lvmrepro.engine.lssvm.groups import USED, PlaneStore
     store = PlaneStore(4, max_age=2)
     for k in range(5):
         store.add(np.full(4, float(k)), float(k))
@@ -280,12 +287,11 @@ def test_certifying_solve_hands_back_only_after_a_loose_solves_work():
     m = groupnorm_digit_model()
     G = groupnorm_blocks(m)
     gn = GroupNormLSSVM(m, G, lam=0.05, C=1.0, gap_tol=1e-10)
-    from lvmrepro.engine.lssvm.groupnorm import PlaneStore
     H = np.random.default_rng(0).integers(0, 11, len(Y))        # far from a fixed point
-    res = gn._inner_bundle(np.zeros(m.size_w), F, Y, H, PlaneStore(m.size_w, 10), stop_on_change=1e-3)
+    res = gn.session(F, Y).run(H, tol=1e-10, stop_on_change=1e-3)
     assert res.info["moved"] and not res.converged and 1e-10 < res.gap <= 1e-3
     assert np.any(direct_impute(res.w, F, Y) != H)
-    full = gn._inner_bundle(np.zeros(m.size_w), F, Y, H, PlaneStore(m.size_w, 10))
+    full = gn.session(F, Y).run(H, tol=1e-10)
     assert full.converged and full.gap <= 1e-10 and full.passes > res.passes
 
 
@@ -303,14 +309,15 @@ def test_a_certified_solve_returns_exact_zeros_for_blocks_below_its_certificate(
     assert zero.sum() >= 5
     w0 = ref.w.copy()
     w0[G[zero]] = 1e-9 * np.random.default_rng(0).standard_normal(G[zero].shape)
-    evaluate = gn._evaluator(F, Y, H)
-    w, obj, zeroed = gn._sparsify(w0, evaluate(w0)[0], ref.dual + 1e-8, evaluate)
+    session = gn.session(F, Y)
+    evaluate = session.evaluator(H)
+    w, obj, zeroed = session.sparsify(w0, evaluate(w0)[0], ref.dual + 1e-8, evaluate)
     assert zeroed == zero.sum() and np.array_equal(block_norms(w, G) == 0, zero)
     assert obj == pytest.approx(0.05 * block_norms(w, G).sum() + direct_objective(w, F, Y, H, lam=0.0, C=1.0), rel=1e-12)
     assert obj - ref.dual <= 1e-8
     # a ceiling below what zeroing costs keeps the block
     big = int(np.argmax(block_norms(ref.w, G)))
-    _, _, none = gn._sparsify(ref.w, ref.primal, ref.primal, evaluate)
+    _, _, none = session.sparsify(ref.w, ref.primal, ref.primal, evaluate)
     assert none == 0 and block_norms(ref.w, G)[big] > 0
     res = gn.solve_inner(F, Y, H, w0=w0)
     assert res.converged and res.gap <= 1e-8 and np.all(block_norms(res.w, G)[zero] == 0)

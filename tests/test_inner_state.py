@@ -6,6 +6,7 @@ import pytest
 
 from lvmrepro.engine.lssvm import BlockFrankWolfe, CuttingPlane, DualCoordinateDescent
 from lvmrepro.engine.lssvm.inner import load_state, save_state
+from lvmrepro.engine.lssvm.inner.group_bundle import GroupBundle
 from lvmrepro.engine.lssvm.models.enumerable import EnumerableStatesModel
 from lvmrepro.tasks.scenes.model import RBoWModel
 
@@ -39,11 +40,14 @@ def _equal(a, b):
             assert a[k] == b[k] and type(a[k]) is type(b[k]), k
 
 
-@pytest.mark.parametrize("case", ["cutting_plane", "bcfw", "dcd"])
+@pytest.mark.parametrize("case", ["cutting_plane", "bcfw", "dcd", "group_bundle"])
 def test_state_round_trip_and_exact_continuation(case):
     if case == "dcd":
         m, X, Y, H0, H1 = enumerable()
         solver = DualCoordinateDescent()
+    elif case == "group_bundle":
+        m, X, Y, H0, H1 = enumerable()
+        solver = GroupBundle(0.1, groups=np.arange(m.size_w).reshape(6, 2))
     else:
         m, X, Y, H0, H1 = rbow()
         solver = CuttingPlane(max_iter=300) if case == "cutting_plane" else BlockFrankWolfe(max_passes=200, gap_every=3, seed=2)

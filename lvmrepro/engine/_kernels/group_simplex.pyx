@@ -41,7 +41,7 @@ def group_simplex_smo(const double[:, :, ::1] Q,   # IN  (P, K, K) per-block PSD
                       double[::1] alpha,            # IN/OUT (K,) feasible start, improved in place
                       double total, double tol, long max_steps):
     """Improve ``alpha`` in place; returns (steps, final Frank-Wolfe gap).  Inputs must be finite
-    (checked by :func:`lvmrepro.engine.lssvm.group_bundle.solve_group_simplex`)."""
+    (checked by :func:`lvmrepro.engine.lssvm.groups.solve_group_simplex`)."""
     cdef Py_ssize_t P = Q.shape[0], K = Q.shape[1], i, p, up, down, it
     cdef long steps = 0
     cdef double gu, gd, fw, ga, step, lo, hi, t, f, fp, n2, dpt, s, r, db, tnew

@@ -5,7 +5,9 @@
   are opaque (any Python objects the model chooses).
 * :mod:`.features` -- feature containers (dense per-state blocks, ragged per-position blocks).
 * :mod:`.objective` -- the exact latent-SSVM objective and its convex bound, from the oracles.
-* :mod:`.inner` -- convex inner solvers (dual coordinate descent, warm-started 1-slack cutting plane).
+* :mod:`.inner` -- convex inner solvers (dual coordinate descent, warm-started 1-slack cutting plane,
+  block-coordinate Frank-Wolfe, the group-norm bundle).
+* :mod:`.groups` -- the group norm's blocks, regulariser, certificate and plane store.
 * learners: :class:`~.cccp.CCCP`, :class:`~.spl.SelfPaced`, :class:`~.groupnorm.GroupNormLSSVM`; the
   G-MM bound family for any latent SSVM is :mod:`lvmrepro.engine.gmm.lssvm_bounds`.
 * :mod:`.models` -- concrete models (enumerable states, ragged positions, mammals, digits, a latent chain).
@@ -33,4 +35,6 @@ from lvmrepro.engine.lssvm.inner import (  # noqa: F401
 from lvmrepro.engine.lssvm.models.enumerable import EnumerableStatesModel  # noqa: F401
 from lvmrepro.engine.lssvm.cccp import CCCP, LearnResult  # noqa: F401
 from lvmrepro.engine.lssvm.spl import SelfPaced  # noqa: F401
-from lvmrepro.engine.lssvm.groupnorm import Groups, GroupNormLSSVM, block_norms, group_penalty  # noqa: F401
+from lvmrepro.engine.lssvm.groups import Groups, block_norms, group_penalty  # noqa: F401
+from lvmrepro.engine.lssvm.inner.group_bundle import GroupBundle  # noqa: F401
+from lvmrepro.engine.lssvm.groupnorm import GroupNormLSSVM  # noqa: F401

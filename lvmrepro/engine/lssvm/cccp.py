@@ -97,15 +97,30 @@ class CCCP:
     """CCCP learner.  ``CCCP(model, C).fit(X, Y, H0=...)`` -> :class:`LearnResult`.
 
     ``gap_tol`` is the inner solver's duality-gap target (default ``0.1 * C * eps``); ``inner`` the
-    convex solver (default: :func:`lvmrepro.engine.lssvm.inner.default_inner` of the model).
+    convex solver (default: :func:`lvmrepro.engine.lssvm.inner.default_inner` of the model); ``warm_start``:
+    start each convex solve from the current ``w`` (default: from the solver's own start).
+
+    The objective is the latent SSVM objective plus the inner session's ``penalty(w)`` (zero but for a
+    regulariser beyond ``1/2 ||w||^2``: the group norm of
+    :class:`~lvmrepro.engine.lssvm.inner.group_bundle.GroupBundle`, which makes this the components chapter's
+    CCCP on ``1/2||w||^2 + sum_p lam_p ||w_p|| + C/n sum_i slack_i``); history rows and ``info`` add the
+    session's ``describe`` and ``summary`` fields.
     """
 
     def __init__(self, model: LatentModel, C: float, *, eps: float = 1e-3, max_iter: int = 50,
-                 gap_tol: float | None = None, inner: InnerSolver | None = None):
+                 gap_tol: float | None = None, inner: InnerSolver | None = None, warm_start: bool = False):
         self.model = check_model(model, "CCCP")
         self.C, self.eps, self.max_iter = check_learner_args(C, eps, max_iter)
         self.gap_tol = check_gap_tol(gap_tol, self.C, self.eps)
         self.inner = default_inner(model) if inner is None else check_inner(inner, "CCCP")
+        if not isinstance(warm_start, bool):
+            raise TypeError(f"warm_start must be True or False; got {warm_start!r}")
+        self.warm_start = warm_start
+
+    def objective(self, w, X, Y, session: InnerSession | None = None) -> float:
+        """The exact objective at ``w`` (latent values completed optimally), the session's penalty included."""
+        session = self.inner.bind(self.model, X, Y, self.C) if session is None else session
+        return latent_objective(self.model, w, X, Y, self.C) + session.penalty(w)
 
     def fit(self, X, Y, *, H0=None, w0=None, session: InnerSession | None = None) -> LearnResult:
         """Train from initial latent values ``H0`` (w = 0) or initial parameters ``w0``.  ``session``
@@ -116,15 +131,15 @@ class CCCP:
         w, H = initial_state(model, X, Y, H0, w0)
         if session is None:
             session = self.inner.bind(model, X, Y, C)
-        obj = latent_objective(model, w, X, Y, C)
+        obj = latent_objective(model, w, X, Y, C) + session.penalty(w)
         history = [{"iteration": 0, "objective": obj, "raw_objective": obj, "rejected": False, "bound": None,
                     "gap": None, "passes": 0}]
         converged = False
         for it in range(1, self.max_iter + 1):
-            res = session.solve(H, tol=self.gap_tol)
-            new_obj = latent_objective(model, res.w, X, Y, C)
+            res = session.solve(H, tol=self.gap_tol, w0=w if self.warm_start else None)
+            new_obj = latent_objective(model, res.w, X, Y, C) + session.penalty(res.w)
             row = {"iteration": it, "raw_objective": new_obj, "bound": res.primal, "gap": res.gap,
-                   "passes": res.passes}
+                   "passes": res.passes, **session.describe(res, res.w)}
             if new_obj > obj:   # only possible by at most the inner gap: keep the better iterate
                 history.append({**row, "objective": obj, "rejected": True})
                 converged = True
@@ -138,4 +153,4 @@ class CCCP:
                 break
         return LearnResult(w=w, H=H, objective=obj, history=history, converged=converged,
                            runtime_s=time.perf_counter() - t0,
-                           info={"learner": "cccp", "C": C, "eps": self.eps, **_solves(session)})
+                           info={"learner": "cccp", "C": C, "eps": self.eps, **_solves(session), **session.summary(w)})

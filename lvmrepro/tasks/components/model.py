@@ -290,9 +290,11 @@ class ComponentMixtureModel(LatentModel, EnumerableLatent):
         H[neg] = 0
         return H, np.where(neg, 0.0, best)
 
-    def _loss_augmented(self, best, H, Y):
-        """Compare the two outputs: ``+1`` scores ``s(x) + [y_i = -1]``, ``-1`` scores ``[y_i = +1]``;
-        ties go to ``-1`` (whose latent value is the canonical (0, 0, 0))."""
+    def augment(self, best, H, Y):
+        """Loss-augmented inference from each image's best candidate (``best``, ``H``: :meth:`decision_values`
+        or :meth:`best_on_rows`): ``(ybar, hbar, augmented score)``.  Compare the two outputs: ``+1`` scores
+        ``s(x) + [y_i = -1]``, ``-1`` scores ``[y_i = +1]``; ties go to ``-1`` (whose latent value is the
+        canonical (0, 0, 0))."""
         plus = best + (Y == NEGATIVE)
         minus = (Y == POSITIVE).astype(np.float64)
         ybar = np.where(plus > minus, POSITIVE, NEGATIVE).astype(np.int64)
@@ -302,7 +304,7 @@ class ComponentMixtureModel(LatentModel, EnumerableLatent):
     def loss_augmented_inference(self, w, X, Y):
         Y = self.check_outputs(X, Y)
         best, H = self.decision_values(w, X)
-        return self._loss_augmented(best, H, Y)
+        return self.augment(best, H, Y)
 
     def predict(self, w, X):
         """``(Y, H)``: ``+1`` where ``s(x) > 0``; ``H`` is the best candidate where ``+1`` and (0, 0, 0)
@@ -316,7 +318,7 @@ class ComponentMixtureModel(LatentModel, EnumerableLatent):
         signature; the completion comes for free)."""
         Y = self.check_outputs(X, Y)
         best, H_best = self.decision_values(w, X)
-        ybar, hbar, aug = self._loss_augmented(best, H_best, Y)
+        ybar, hbar, aug = self.augment(best, H_best, Y)
         h_best, s_best = self._canonical_negatives(Y, H_best, best)
         fixed = None if H is None else self.score(w, X, Y, H)
         return InferenceTerms(aug=aug, ybar=ybar, hbar=hbar, best=s_best, h_best=h_best, fixed=fixed)

@@ -24,6 +24,10 @@ The solvers:
   states are motif windows in sequences (``motif_windows``: the SPL motif chapter); its session's
   ``state()`` / ``restore()`` carry the warm start from one learner to another.
 
+* :class:`~lvmrepro.engine.lssvm.inner.group_bundle.GroupBundle` -- the bundle method for the bound with a
+  group norm added (elastic, or the pure group norm), the group-norm learner's and the components chapter's
+  solver.
+
 All stop at a certified duality gap ``P(w) - D`` <= ``tol`` and report the exact primal value.  Every
 session hands out and takes back its warm-start state through ``state()`` / ``restore(state)`` (plain
 arrays and scalars; :func:`save_state` / :func:`load_state` write and read them as ``.npz``): the protocol

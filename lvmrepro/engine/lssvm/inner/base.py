@@ -118,6 +118,19 @@ class InnerSession:
         """One solve with validated example weights ``sw`` (n,) and duality-gap target ``tol``."""
         raise NotImplementedError
 
+    # A learner's hooks (CCCP): a solver whose bound has a regulariser beyond 1/2 ||w||^2 reports it here.
+    def penalty(self, w) -> float:
+        """What the solver's regulariser adds to ``1/2 ||w||^2`` at ``w`` (0 for the plain bound)."""
+        return 0.0
+
+    def describe(self, res: SolveResult, w) -> dict:
+        """Solver-specific fields of a learner's history row after the solve ``res`` (none by default)."""
+        return {}
+
+    def summary(self, w) -> dict:
+        """Solver-specific fields of a learner's ``info`` at its final ``w`` (none by default)."""
+        return {}
+
 
 class InnerSolver:
     """Base class: ``bind(model, X, Y, C)`` returns an :class:`InnerSession`."""
