@@ -7,6 +7,7 @@ import pytest
 from lvmrepro.engine.lssvm import BlockFrankWolfe, CuttingPlane, DualCoordinateDescent
 from lvmrepro.engine.lssvm.inner import load_state, save_state
 from lvmrepro.engine.lssvm.inner.group_bundle import GroupBundle
+from lvmrepro.engine.lssvm.inner.nslack import NSlackCuttingPlane
 from lvmrepro.engine.lssvm.models.enumerable import EnumerableStatesModel
 from lvmrepro.tasks.scenes.model import RBoWModel
 
@@ -40,7 +41,7 @@ def _equal(a, b):
             assert a[k] == b[k] and type(a[k]) is type(b[k]), k
 
 
-@pytest.mark.parametrize("case", ["cutting_plane", "bcfw", "dcd", "group_bundle"])
+@pytest.mark.parametrize("case", ["cutting_plane", "bcfw", "dcd", "group_bundle", "nslack"])
 def test_state_round_trip_and_exact_continuation(case):
     if case == "dcd":
         m, X, Y, H0, H1 = enumerable()
@@ -48,6 +49,9 @@ def test_state_round_trip_and_exact_continuation(case):
     elif case == "group_bundle":
         m, X, Y, H0, H1 = enumerable()
         solver = GroupBundle(0.1, groups=np.arange(m.size_w).reshape(6, 2))
+    elif case == "nslack":
+        m, X, Y, H0, H1 = rbow()
+        solver = NSlackCuttingPlane()
     else:
         m, X, Y, H0, H1 = rbow()
         solver = CuttingPlane(max_iter=300) if case == "cutting_plane" else BlockFrankWolfe(max_passes=200, gap_every=3, seed=2)
@@ -83,6 +87,10 @@ def test_restore_refuses_another_solver_or_size():
         small.restore(bc.state())
     with pytest.raises(ValueError, match="solver"):
         cp.restore({"planes": 3})
+    ns = NSlackCuttingPlane().bind(m, X, Y, 1.0)
+    ns.solve(H0)
+    with pytest.raises(ValueError, match="examples 0..2"):
+        NSlackCuttingPlane().bind(m, X[:3], Y[:3], 1.0).restore(ns.state())
     with pytest.raises(ValueError, match="not an array"):
         save_state({"solver": "bcfw", "x": [1, 2]})
 

@@ -24,6 +24,9 @@ The solvers:
   states are motif windows in sequences (``motif_windows``: the SPL motif chapter); its session's
   ``state()`` / ``restore()`` carry the warm start from one learner to another.
 
+* :class:`~lvmrepro.engine.lssvm.inner.nslack.NSlackCuttingPlane` -- the n-slack cutting plane (one slack and
+  one working set of planes per example, any model; the SPL coreference chapter's solver); its planes and
+  their dual values are kept across solves.
 * :class:`~lvmrepro.engine.lssvm.inner.group_bundle.GroupBundle` -- the bundle method for the bound with a
   group norm added (elastic, or the pure group norm), the group-norm learner's and the components chapter's
   solver.

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lvmrepro.engine.lssvm.inner.base import InnerSession, InnerSolver, SolveResult
+from lvmrepro.engine.lssvm.inner.base import InnerSession, InnerSolver, SolveResult, check_state
 from lvmrepro.engine.lssvm.inner.nslack_dual import (  # noqa: F401  (the QP solvers, imported from here before)
     cached_gap, solve_nslack_qp, solve_nslack_qp_ipm, solve_nslack_qp_newton,
 )
@@ -113,6 +113,35 @@ class NSlackSession(InnerSession):
         self.alpha = np.zeros(0)
         self.idle = np.zeros(0, dtype=np.int64)
         self.passes = 0
+
+    solver_name = "nslack"
+    _ARRAYS = ("ghat", "b", "owner", "alpha", "idle")
+
+    def state(self) -> dict:
+        """The warm-start state (protocol of :mod:`lvmrepro.engine.lssvm.inner.base`): the cached planes
+        ``ghat``, ``b``, ``owner``, their dual values ``alpha`` and idle counts ``idle`` (copies), ``passes``."""
+        return {"solver": self.solver_name, "passes": int(self.passes),
+                **{k: getattr(self, k).copy() for k in self._ARRAYS}}
+
+    def restore(self, state: dict) -> None:
+        """Continue from ``state`` (:meth:`state` of a session on the same training set)."""
+        state = check_state(state, self.solver_name)
+        if set(state) != {"solver", "passes", *self._ARRAYS}:
+            raise ValueError(f"an nslack state holds passes and {', '.join(self._ARRAYS)}; got {sorted(state)}")
+        ghat = np.array(state["ghat"], dtype=np.float64)
+        b, alpha = np.array(state["b"], dtype=np.float64), np.array(state["alpha"], dtype=np.float64)
+        owner, idle = np.asarray(state["owner"]), np.asarray(state["idle"])
+        K, d = len(b), self.model.size_w
+        if ghat.shape != (K, d) or alpha.shape != (K,) or owner.shape != (K,) or idle.shape != (K,):
+            raise ValueError(f"this nslack state is not for {d} weights: ghat {ghat.shape}, b {b.shape}, alpha "
+                             f"{alpha.shape}, owner {owner.shape}, idle {idle.shape}")
+        if owner.dtype.kind not in "iu" or idle.dtype.kind not in "iu" or (K and (owner.min() < 0 or owner.max() >= self.n)):
+            raise ValueError(f"this nslack state's planes are not owned by examples 0..{self.n - 1}")
+        if not (np.all(np.isfinite(ghat)) and np.all(np.isfinite(b)) and np.all(np.isfinite(alpha)) and np.all(alpha >= 0)):
+            raise ValueError("this nslack state holds non-finite planes or negative dual values")
+        self.ghat, self.b, self.alpha = ghat, b, alpha
+        self.owner, self.idle = owner.astype(np.int64), idle.astype(np.int64)
+        self.passes = int(state["passes"])
 
     def _sorted_blocks(self):
         order = np.argsort(self.owner, kind="stable")
