@@ -85,6 +85,8 @@ def test_units_are_pluralised_readably():
     assert plural("(class, fold)") == "samples (class, fold)"
     c = paired_claim("x", "s", [1, 2, 3], [0, 0, 0], better="higher", unit="trial (same centres)", threshold=0)
     assert c["evidence"].startswith("3 paired trials (same centres): ")
+    one = paired_claim("x", "s", [1], [0], better="higher", unit="split", threshold=0)
+    assert one["evidence"].startswith("1 paired split: ") and plural("split", 1) == "split"
 
 
 @pytest.mark.parametrize("key, label", [("obj_cccp_conv", "CCCP objective (converged)"), ("two_cranes", "two cranes"),

@@ -82,7 +82,7 @@ def pair_counts(claim: dict) -> str:
         if claim.get(f) is None:
             raise ValueError(f"claim {claim.get('id')!r} is not a paired claim with counts (no {f!r})")
     name = (claim.get("names") or ["A"])[0]
-    return (f"{claim['n']} paired {plural(claim.get('unit') or 'sample')}: {name} better in {claim['wins']}, "
+    return (f"{claim['n']} paired {plural(claim.get('unit') or 'sample', claim['n'])}: {name} better in {claim['wins']}, "
             f"worse in {claim['losses']}, tied in {claim['ties']}")
 
 
@@ -158,12 +158,14 @@ def at_scale(claim: dict, scale: str) -> dict:
 _IRREGULAR_PLURALS = {"index": "indices", "matrix": "matrices", "analysis": "analyses"}
 
 
-def plural(unit: str) -> str:
-    """The plural of a unit of replication: its head noun pluralised -- the last word before a parenthesis or
+def plural(unit: str, n: int | None = None) -> str:
+    """The unit itself when ``n`` is 1 (one paired split); otherwise the plural of a unit of replication: its head noun pluralised -- the last word before a parenthesis or
     an " of " / " within " / " with " phrase ("trial (same centres)" -> "trials (same centres)", "data set" ->
     "data sets", "C value within a pair" -> "C values within a pair", "(pair, C) run" -> "(pair, C) runs") --
     or "samples (class, fold)" for a unit that is only a parenthesis."""
     unit = str(unit).strip()
+    if n == 1:
+        return unit or "sample"
     if not unit:
         return "samples"
     cut = len(unit)
@@ -252,7 +254,7 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
            "threshold": threshold, "paper_effect": paper_effect, "or_same": or_same, "boundary": boundary,
            "wins": wins, "losses": losses, "ties": ties, "dropped": dropped, "names": list(names), "what": what}
     a_name, b_name = names
-    head = (f"{n} paired {plural(unit)}: {a_name} better in {wins}, worse in {losses}, tied in {ties}"
+    head = (f"{n} paired {plural(unit, n)}: {a_name} better in {wins}, worse in {losses}, tied in {ties}"
             + (f" ({dropped} pairs without a value dropped)" if dropped else ""))
     if n == 0:
         return _set({**out, "p": None, "p_reverse": None, "ci": None, "effect": None, "evidence": head + ".",

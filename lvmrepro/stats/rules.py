@@ -123,7 +123,7 @@ def equivalence_claim(id: str, statement: str, a, b, *, margin: float, unit: str
     lower = paired_claim("_", "", a, b, better="lower", unit=unit, threshold=margin, seed=seed)
     higher = paired_claim("_", "", a, b, better="higher", unit=unit, threshold=margin, seed=seed)
     effect = float(_scaled_mean(d))
-    ev = (f"{n} paired {plural(unit)}: mean difference {names[0]} - {names[1]} in {what} {effect:+.4g} (90% CI "
+    ev = (f"{n} paired {plural(unit, n)}: mean difference {names[0]} - {names[1]} in {what} {effect:+.4g} (90% CI "
           f"{lo:+.4g} to {hi:+.4g}; margin {margin:.4g}); two one-sided sign tests p = {_fmt(p)}")
     out = {**base, **power, "p": p, "p_reverse": min(lower["p"], higher["p"]), "ci": [lo, hi], "effect": effect,
            "evidence": ev + "."}
