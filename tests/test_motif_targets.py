@@ -326,3 +326,27 @@ def test_bad_parameters_fail_before_work():
         experiments.run("spl.table1", "smoke", n_train=201)
     with pytest.raises(ValueError, match="twice"):
         experiments.run("spl.table1", "smoke", orders=[2, 2])
+
+
+def test_inner_gap_certified_fails_on_a_negative_gap_beyond_rounding():
+    """spl.table1's check of the convex solves reads both ends of every run's gaps (stats.gap_check, as spl.fig1's
+    inner-gap-<loss>): a gap above 0.1 C eps or below -1e-9 x max(1, |objective|) fails it, rounding does not."""
+    from lvmrepro.experiments.spl.motifs import METHODS, _table1_checks
+    p = {"C": 150.0, "eps": 1e-3}
+    tol, obj = 0.1 * p["C"] * p["eps"], 87.27
+
+    def inner_gap(min_gap, max_gap=0.5 * tol):
+        run = {m: {"max_gap": max_gap, "min_gap": min_gap, "objective": obj, "objective_direct": obj}
+               for m in METHODS}
+        best = {"052": {m: {0: {"objective": obj, "objective_tight": obj}} for m in METHODS}}
+        return {c["id"]: c for c in _table1_checks(p, [run, run], best)}["inner-gap-certified"]
+    assert inner_gap(0.0)["passed"] and inner_gap(-1e-12)["passed"]
+    assert inner_gap(-0.5 * stats.NEGATIVE_GAP_RTOL * obj)["passed"]
+    bad = inner_gap(-0.00029)
+    assert not bad["passed"] and "4 negative beyond rounding" in bad["evidence"] and bad["n"] == 8
+    assert not inner_gap(-2 * stats.NEGATIVE_GAP_RTOL * obj)["passed"]
+    assert not inner_gap(0.0, max_gap=1.01 * tol)["passed"]
+    with pytest.raises(ValueError, match="equally long"):
+        stats.gap_check("g", "s", [1.0], [1.0, 2.0], [1.0])
+    with pytest.raises(ValueError, match="finite"):
+        stats.gap_check("g", "s", [float("nan")], [1.0], [1.0])

@@ -50,5 +50,6 @@ from lvmrepro.stats._core import (  # noqa: F401
 )
 from lvmrepro.stats.paired_tests import _scaled_mean, _sign_p, _unit_interval, bootstrap_ci  # noqa: F401
 from lvmrepro.stats.rules import (  # noqa: F401
-    control, could_show_phrase, count_claim, equivalence_claim, every_unit_claim, interval_claim, power_line,
+    NEGATIVE_GAP_RTOL, control, could_show_phrase, count_claim, equivalence_claim, every_unit_claim, gap_check,
+    interval_claim, power_line,
 )

@@ -2,7 +2,7 @@
 
 The latent coreference SSVM of Yu & Joachims (:mod:`lvmrepro.tasks.coref.model`): output a clustering
 of the gold mentions, latent a spanning forest of its clusters, pair features after Ng & Cardie
-(:mod:`lvmrepro.tasks.coref.features`).  For each document split, loss (MITRE, pairwise) and C of a log grid,
+(:mod:`lvmrepro.tasks.coref.features`).  For each document split, loss and C of a log grid,
 CCCP and self-paced learning (K0 by the more-than-half rule, mu = 1.3, T0 = 2) start from the same
 latent forests (each mention linked to the previous mention of its cluster) and run to the paper's
 stopping rule (decrease < C eps); both are then continued by CCCP to a ten times tighter tolerance
@@ -12,6 +12,13 @@ obj_cccp``, (b) the training loss, (c) the test loss, against C.  Beyond the pap
 CEAF-e and their average (CoNLL) at the best C, beside the exact-string-match baselines, and the
 measured gap of the greedy pairwise loss-augmented inference to the brute-force optimum.  The documents and
 pair features of a split: :mod:`lvmrepro.experiments.spl.coreference_data`.
+
+Every scale trains with the MITRE (link) loss only, as Yu & Joachims' code does.  The pairwise loss is withdrawn
+from the book's default (:data:`WITHDRAWN_BECAUSE`): its loss-augmented inference on whole documents is a search,
+answers found at earlier w beat it at the final w, so its objectives are lower estimates and CCCP's bound does not
+touch them.  It stays a value of ``losses`` (``-p losses mitre,pairwise``); run, its checks fail and say why, and
+its objective claims are not decided where the measured underestimate exceeds the band C eps.  A loss left out of
+the run keeps its claims in the result, "not testable here" with the reason.
 Notebook ``notebooks/spl/04_coreference``.
 """
 from __future__ import annotations
@@ -40,6 +47,18 @@ PAPER_FIG1 = {
 }
 
 LOSSES = ("mitre", "pairwise")
+#: the losses every scale runs (the pairwise loss is opt-in: ``-p losses mitre,pairwise``)
+DEFAULT_LOSSES = ["mitre"]
+#: why a loss a run leaves out has its claims "not testable here" (the paper's claims about it stay in the result)
+WITHDRAWN_BECAUSE = {
+    "pairwise": "the pairwise loss is withdrawn from the book's default: its loss-augmented inference on whole "
+                "documents is a search, not exact, and at a run's final w answers the solver had found at earlier w "
+                "beat it, so the reported pairwise objective is a lower estimate and CCCP's bound does not touch it "
+                "(run, the checks inner-gap-pairwise and bound-touches-pairwise fail and give the measured "
+                "underestimate); Yu & Joachims' own code trains with the link (MITRE) loss only. "
+                "Run it with -p losses mitre,pairwise",
+    "mitre": "the MITRE loss was left out of this run's losses (run it with -p losses mitre)",
+}
 METHODS = ("cccp", "spl")
 # The practical thresholds of the claims (see fig1 below for why each).
 LOSS_THRESHOLD = 0.05          # loss points
@@ -176,23 +195,22 @@ def _check(p):
 
 _GRID = [float(f"{c:.4g}") for c in np.logspace(-2, 2, 20)]
 SCALES = {
-    "smoke": {"splits": [0], "losses": ["mitre", "pairwise"], "C": [0.1, 10.0], "n_train": 50,
+    "smoke": {"splits": [0], "losses": DEFAULT_LOSSES, "C": [0.1, 10.0], "n_train": 50,
               "train_docs": 4, "test_docs": 4, "max_mentions": 40, "eps": 0.001, "tight_eps": 0.0001,
               "mu": 1.3, "T0": 2, "max_iter": 100, "gap_windows": 3},
     # the quick book build: every fourth C of the grid (five values spanning 0.01 to 23, the fewest a paired
     # claim can decide on) and the first 20 of the split's 50 training documents (all 50 test documents).
-    # A run's cost grows with C and with the training mentions (CPU seconds of one (loss, C) pair of fits on
-    # all 50 documents, one core: about 3-7 s at C = 0.01, 20-40 s near 60; see the closing note of issue 17).
-    "default": {"splits": [0], "losses": ["mitre", "pairwise"], "C": _GRID[::4], "n_train": 50,
+    # A run's cost grows with C and with the training mentions (measured in the closing note of issue 17).
+    "default": {"splits": [0], "losses": DEFAULT_LOSSES, "C": _GRID[::4], "n_train": 50,
                 "train_docs": 20, "test_docs": None, "max_mentions": None, "eps": 0.001, "tight_eps": 0.0001,
                 "mu": 1.3, "T0": 2, "max_iter": 100, "gap_windows": 40},
-    "paper": {"splits": [0, 1, 2, 3, 4], "losses": ["mitre", "pairwise"], "C": _GRID, "n_train": 50,
+    "paper": {"splits": [0, 1, 2, 3, 4], "losses": DEFAULT_LOSSES, "C": _GRID, "n_train": 50,
               "train_docs": None, "test_docs": None, "max_mentions": None, "eps": 0.001, "tight_eps": 0.0001,
               "mu": 1.3, "T0": 2, "max_iter": 100, "gap_windows": 100},
 }
 PARAMS = {
     "splits": List("int", lo=0, hi=SEED_LIMIT, help="seeds of the random 50/50 document splits"),
-    "losses": List(choices=LOSSES, help="training losses"),
+    "losses": List(choices=LOSSES, help="training losses (the pairwise loss is opt-in: its oracle is approximate)"),
     "C": List("float", lo=0, help="the C grid (positive)"),
     "n_train": Int(1, 99, help="training documents of a split (the rest are test documents)"),
     "train_docs": Int(1, optional=True, help="use only the first training documents (smoke tests)"),
@@ -290,10 +308,8 @@ def fig1(ctx):
             b = [np.mean([by[(s, loss, C, "cccp")][f"objective{suffix}"] for s in p["splits"]]) / C for C in Cs]
             tot = {k: sum(counts[f"{s}/{loss}"][suffix]["%s" % k] for s in p["splits"]) for k in ("better", "worse")}
             claims.append(stats.paired_claim(
-                f"spl-objective-{loss}{tag}",
-                f"{loss.upper() if loss == 'mitre' else 'Pairwise'} loss: SPL reaches a lower objective than CCCP "
-                f"({what}; paper: SPL significantly better in 11 and worse in 1 of 40 experiments).",
-                a, b, better="lower", unit=("value of C (averaged over the splits)" if n_splits > 1 else "value of C"),
+                f"spl-objective-{loss}{tag}", _objective_statement(loss, what), a, b, better="lower",
+                unit=("value of C (averaged over the splits)" if n_splits > 1 else "value of C"),
                 threshold=p["eps"], names=("SPL", "CCCP"), what="objective / C", test="sign",
                 note=f"Outside the band C*eps: SPL better in {tot['better']}, worse in {tot['worse']} of "
                      f"{len(Cs) * n_splits} (split, C) experiments"))
@@ -306,13 +322,14 @@ def fig1(ctx):
         for part in ("train", "test"):
             vals = {m: [min(by[(s, loss, C, m)][f"{part}_loss"] for C in Cs) for s in p["splits"]] for m in METHODS}
             best[f"{loss}/{part}"] = vals
-            pe = PAPER_FIG1["best_C_loss"][loss][part]
             claims.append(stats.paired_claim(
-                f"spl-best-{part}-{loss}",
-                f"{loss.upper() if loss == 'mitre' else 'Pairwise'} loss: at the best C, SPL's {part}ing loss is "
-                f"lower than CCCP's (paper: {pe['spl']} vs {pe['cccp']}).",
-                vals["spl"], vals["cccp"], better="lower", unit="split of the documents", threshold=LOSS_THRESHOLD,
+                f"spl-best-{part}-{loss}", _best_statement(loss, part), vals["spl"], vals["cccp"], better="lower",
+                unit="split of the documents", threshold=LOSS_THRESHOLD,
                 names=("SPL", "CCCP"), what=f"{part} loss (points)", test="sign"))
+    claims = _undecided_by_the_oracle(claims, runs, p)
+    # the paper's claims about a loss this run leaves out stay in the result, "not testable here"
+    claims += [stats.untestable(id, statement, WITHDRAWN_BECAUSE[loss])
+               for loss in LOSSES if loss not in p["losses"] for id, statement in _claim_statements(loss, p)]
     # runtimes: paired over every (split, loss, C) experiment, on log CPU seconds (a ratio); the paper's
     # SPL took 0.91 of CCCP's time.  Threshold: a 5 % difference, below which shared-machine timings do not
     # separate.  The paper's ratio is not passed as its effect: a different implementation and machine.
@@ -396,6 +413,10 @@ def fig1(ctx):
              f"{100 - p['n_train']} test documents"
              + (f"; only {p['train_docs']} / {p['test_docs']} of them used" if p["train_docs"] or p["test_docs"] else "")
              + (f"; documents truncated to their first {p['max_mentions']} mentions" if p["max_mentions"] else ""))
+    left_out = [loss for loss in LOSSES if loss not in p["losses"]]
+    ctx.note("losses trained: " + ", ".join(LOSS_NAME[loss] for loss in p["losses"])
+             + "".join(f"; the {LOSS_NAME[loss].lower()} loss left out (its claims: not testable here, with the "
+                       "reason)" for loss in left_out))
     ctx.note("cpu_s: CPU seconds of one learner's fit (process time, so other load on the machine inflates it "
              "little); passes: loss-augmented inference calls of its convex solves")
     return {"rows": rows, "claims": claims, "checks": checks,
@@ -406,33 +427,49 @@ def fig1(ctx):
                           "n_train_mentions": int(X.n_mentions.sum()), "n_test_mentions": int(Xt.n_mentions.sum())}}
 
 
-#: a computed duality gap below -NEGATIVE_GAP_RTOL x max(1, |objective|) is not rounding.  The primal and the
-#: dual are sums of terms of the objective's size, each rounded at 1e-16 relative: over the thousands of terms
-#: of a solve that is ~1e-13 of the objective; 1e-9 leaves a margin of 10^4 and stays far below every gap target
-#: (0.1 C eps is at least ~1e-7 of the objective here: the objective is at most C times a mean loss of ~10^3)
-NEGATIVE_GAP_RTOL = 1e-9
+#: the gap check and its rounding allowance live in :mod:`lvmrepro.stats` (spl.table1's motif check uses them too)
+NEGATIVE_GAP_RTOL = stats.NEGATIVE_GAP_RTOL
+inner_gap_check = stats.gap_check
 
 
-def inner_gap_check(id: str, statement: str, gaps, targets, scales, *, exact_oracle: bool) -> dict:
-    """The check that every convex solve reached its certified duality gap: each ``gaps[k]`` in
-    ``[-NEGATIVE_GAP_RTOL * scales[k], targets[k] * (1 + 1e-9)]`` (``scales``: the objective's size, for the
-    rounding allowance).  A gap below that is not rounding: the primal was evaluated below the true bound (a
-    missed maximiser), so nothing is certified.  With an approximate separation oracle (``exact_oracle=False``)
-    the solver's primal is a lower estimate and its gap certifies nothing: the check fails as "not certified
-    (approximate oracle)" whatever the numbers."""
-    gaps, targets, scales = (np.asarray(v, dtype=np.float64) for v in (gaps, targets, scales))
-    if not (gaps.shape == targets.shape == scales.shape) or gaps.ndim != 1 or not len(gaps):
-        raise ValueError("gaps, targets and scales must be equally long, non-empty lists")
-    negative = gaps < -NEGATIVE_GAP_RTOL * scales
-    above = gaps > targets * (1 + 1e-9)
-    numbers = (f"{len(gaps)} gaps: largest gap / target {float(np.max(gaps / targets)):.3g}, smallest gap "
-               f"{float(gaps.min()):.3g} ({int(negative.sum())} negative beyond rounding, "
-               f"{NEGATIVE_GAP_RTOL:g} x the objective)")
-    if not exact_oracle:
-        return stats.check(id, statement, False, "not certified (approximate oracle): the loss-augmented inference "
-                           "is a search, so the solver's primal is a lower estimate of the bound and the gap is "
-                           "relative to the best answers known, not certified; " + numbers, n=len(gaps))
-    return stats.check(id, statement, not (negative.any() or above.any()), numbers, n=len(gaps))
+def _objective_statement(loss: str, what: str) -> str:
+    return (f"{LOSS_NAME[loss]} loss: SPL reaches a lower objective than CCCP ({what}; paper: SPL significantly "
+            "better in 11 and worse in 1 of 40 experiments).")
+
+
+def _best_statement(loss: str, part: str) -> str:
+    pe = PAPER_FIG1["best_C_loss"][loss][part]
+    return (f"{LOSS_NAME[loss]} loss: at the best C, SPL's {part}ing loss is lower than CCCP's "
+            f"(paper: {pe['spl']} vs {pe['cccp']}).")
+
+
+LOSS_NAME = {"mitre": "MITRE", "pairwise": "Pairwise"}
+
+
+def _claim_statements(loss: str, p: dict) -> list[tuple[str, str]]:
+    """The ids and statements of the paper's claims about one loss (as :func:`fig1` words them)."""
+    return [(f"spl-objective-{loss}", _objective_statement(loss, "at the paper's stopping rule")),
+            (f"spl-objective-{loss}-converged",
+             _objective_statement(loss, f"after CCCP continued to eps = {p['tight_eps']:g}")),
+            *((f"spl-best-{part}-{loss}", _best_statement(loss, part)) for part in ("train", "test"))]
+
+
+def _undecided_by_the_oracle(claims: list[dict], runs: list[dict], p: dict) -> list[dict]:
+    """The pairwise objective claims, when the pairwise loss is run: not decided if in some run the objective is
+    low (by the answers the solver had cached, :func:`_trivial_and_cached`) by more than the band C eps that
+    decides an experiment -- the paired statistics stay in the evidence, for the record."""
+    rr = [r for r in runs if r["loss"] == "pairwise"]
+    over = [r for r in rr if max(r["cached_excess"]) > r["C"] * p["eps"]]
+    if not over:
+        return claims
+    worst = max(over, key=lambda r: max(r["cached_excess"]) / (r["C"] * p["eps"]))
+    reason = (f"the pairwise oracle is approximate: in {len(over)} of {len(rr)} runs answers the solver had found "
+              f"at earlier w beat it at the final w, so the reported objective is low by more than the band C eps "
+              f"(worst: C = {worst['C']:g}, {worst['method'].upper()}, low by at least "
+              f"{max(worst['cached_excess']):.3g} against a band of {worst['C'] * p['eps']:.3g})")
+    return [{**c, "holds": None, "verdict": stats.NOT_TESTABLE, "reason": reason,
+             "evidence": f"not decided: {reason}. The paired comparison, for the record: {c['evidence']}"}
+            if c["id"].startswith("spl-objective-pairwise") else c for c in claims]
 
 
 def bound_touches_check(loss: str, runs) -> dict:

@@ -179,6 +179,8 @@ def _record(model, res, X, Y, Xt, Yt, C, cpu, session, name):
            "hamming": motif_coherence(model, X, Y, res.H),
            "base_counts": base_counts(model.occurrences(X, Y, res.H)).tolist(), "w": res.w.tolist(),
            "max_gap": max(gaps + [0.0]),
+           # the smallest reported gap (a negative one beyond rounding would be a missed maximiser)
+           "min_gap": min(gaps + [0.0]),
            "history": [{"iteration": h["iteration"], "objective": h["objective"],
                         **({"n_selected": h["n_selected"], "K": h["K"]} if name == "SPL" else {})}
                        for h in res.history]}

@@ -424,12 +424,14 @@ def _table1_claims(p, order, runs, best):
 
 def _table1_checks(p, runs, best):
     tol = 0.1 * p["C"] * p["eps"]
-    gaps = [r[m]["max_gap"] for r in runs for m in METHODS]
+    recs = [r[m] for r in runs for m in METHODS]
     direct = [abs(r[m]["objective"] - r[m]["objective_direct"]) for r in runs for m in METHODS]
     tight = [b["objective_tight"] - b["objective"] for bk in best.values() for m in METHODS for b in bk[m].values()]
     return [
-        stats.check("inner-gap-certified", f"Every convex solve ends at a certified duality gap <= 0.1 C eps = {tol:g}.",
-                    max(gaps) <= tol * (1 + 1e-9), f"largest gap {max(gaps):.3g} over {len(gaps)} runs", n=len(gaps)),
+        # both ends of every run's gaps: a negative gap beyond rounding is a missed maximiser, not a small gap
+        stats.gap_check("inner-gap-certified", f"Every convex solve ends at a certified duality gap, 0 <= gap <= "
+                        f"0.1 C eps = {tol:g}.", [g for x in recs for g in (x["max_gap"], x["min_gap"])],
+                        [tol] * (2 * len(recs)), [x["objective"] for x in recs for _ in range(2)]),
         stats.check("objective-direct", "The reported objective equals the latent SSVM objective evaluated afresh at "
                     "the returned w.", max(direct) <= 1e-9, f"largest difference {max(direct):.2g}", n=len(direct)),
         stats.check("tight-not-higher", "Continuing a best-seed run to the tighter eps never raises its objective "
