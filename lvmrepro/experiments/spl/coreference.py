@@ -356,7 +356,7 @@ def fig1(ctx):
                                   f"split {s0}, C = {Cs[0]:g}, SPL: reported {r['objective']:.12g}, direct {direct:.12g}"))
     for loss in p["losses"]:
         rr = [r for r in runs if r["loss"] == loss]
-        checks.append(inner_gap_check(
+        checks.append(stats.gap_check(
             f"inner-gap-{loss}", f"{loss}: every convex solve reached a certified duality gap, 0 <= gap <= 0.1 C eps",
             [g for r in rr for g in (r["max_gap"], r["min_gap"], r["max_gap_tight"], r["min_gap_tight"])],
             [0.1 * r["C"] * e for r in rr for e in (p["eps"],) * 2 + (p["tight_eps"],) * 2],
@@ -427,11 +427,6 @@ def fig1(ctx):
                           "n_train_mentions": int(X.n_mentions.sum()), "n_test_mentions": int(Xt.n_mentions.sum())}}
 
 
-#: the gap check and its rounding allowance live in :mod:`lvmrepro.stats` (spl.table1's motif check uses them too)
-NEGATIVE_GAP_RTOL = stats.NEGATIVE_GAP_RTOL
-inner_gap_check = stats.gap_check
-
-
 def _objective_statement(loss: str, what: str) -> str:
     return (f"{LOSS_NAME[loss]} loss: SPL reaches a lower objective than CCCP ({what}; paper: SPL significantly "
             "better in 11 and worse in 1 of 40 experiments).")
@@ -478,7 +473,7 @@ def bound_touches_check(loss: str, runs) -> dict:
     (for the pairwise loss: the approximate oracle missed answers the solver had cached)."""
     rises = [r["rise_over_gap"] for r in runs if r["rise_over_gap"] is not None]
     bad = [r for r in runs if r["rise_over_gap"] is not None
-           and r["rise_over_gap"] > NEGATIVE_GAP_RTOL * max(1.0, abs(r["objective"]))]
+           and r["rise_over_gap"] > stats.NEGATIVE_GAP_RTOL * max(1.0, abs(r["objective"]))]
     ev = (f"{sum(r['rejected'] for r in runs)} rejected CCCP iterations in {len(runs)} runs (CCCP, SPL's warm-up and "
           f"the continuation); in {len(bad)} runs one rose beyond its solve's gap"
           + (f" (largest by {max(rises):.3g})" if rises else ""))
