@@ -185,9 +185,9 @@ def reading(res: dict) -> str:
     the verdict), the losses at the best C, the runtime."""
     lines = []
     for loss in left_out(res):
-        lines.append(f"* *{LOSS_NAMES[loss].capitalize()} loss.* Its four claims (objective at the stopping rule and "
-                     f"converged, training and test loss at the best C): "
-                     f"{claim_clause(claim_by_id(res, f'spl-objective-{loss}'))} -- "
+        lines.append(f"* *{LOSS_NAMES[loss].capitalize()} loss, not trained in this run.* For each of its four "
+                     f"claims (objective at the stopping rule and converged, training and test loss at the best C), "
+                     f"{claim_clause(claim_by_id(res, f'spl-objective-{loss}'))}: "
                      f"{claim_by_id(res, f'spl-objective-{loss}')['reason']}.")
     for loss in res["params"]["losses"]:
         a = claim_by_id(res, f"spl-objective-{loss}")
