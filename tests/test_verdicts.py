@@ -317,3 +317,16 @@ def test_every_undecided_claim_says_why_on_its_page():
             assert "power 0.8" in row or "smallest reachable p" in row, (c["id"], row)
     with pytest.raises(ValueError, match="reason"):
         contract_claim("c", "s", None, "e", test="a rule", n=8)      # undecided without saying why
+
+
+def test_a_paper_effect_below_the_boundary_is_said_first():
+    """When the paper's own effect does not clear the practical boundary no number of units can make the claim hold;
+    that reason comes before the design's (too few units, a test that cannot reach 0.05), which follows it."""
+    d = np.array([0.3, -0.2, 0.15, 0.05, 0.1])
+    five = _claim(base[:5] - d, base[:5], threshold=0.1, paper_effect=0.05)
+    assert five["verdict"] == stats.UNDECIDABLE
+    why = five["undecidable_because"]
+    assert why.startswith("the paper's own effect 0.05 does not clear the boundary 0.1")
+    assert "; besides, " not in why or "cannot reach" in why or "fewer than" in why
+    three = _claim(base[:3] - d[:3], base[:3], threshold=0.1, paper_effect=0.05)
+    assert three["undecidable_because"].endswith("; besides, fewer than 5 paired trials (3)")

@@ -319,17 +319,20 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
         return _set(out, FAILS_AT_PAPER_EFFECT)
     if n >= MIN_PAIRS and p_fwd < alpha and clears:
         return _set(out, HOLDS)
+    design = None
     if n < MIN_PAIRS:
-        why = f"fewer than {MIN_PAIRS} paired {plural(unit)} ({n})"
-        return _set(out, UNDECIDABLE, why, why)
-    if min_p >= alpha:
-        why = (f"a {test} test over {m} informative {plural(unit) if m != 1 else unit} cannot reach p < {alpha:g} "
-               f"even if all agree (smallest p {_fmt(min_p)})")
-        return _set(out, UNDECIDABLE, why, why)
+        design = f"fewer than {MIN_PAIRS} paired {plural(unit)} ({n})"
+    elif min_p >= alpha:
+        design = (f"a {test} test over {m} informative {plural(unit) if m != 1 else unit} cannot reach p < {alpha:g} "
+                  f"even if all agree (smallest p {_fmt(min_p)})")
     if paper_effect is not None and paper_effect <= boundary:
+        # said first: it holds at every n, so more units could only show a fail (the design's limit comes after)
         why = (f"the paper's own effect {_fmt(paper_effect)} does not clear the boundary {_fmt(boundary)}: no number of "
-               f"{plural(unit)} could show it as a practical effect (only a smaller or reverse one as a fail)")
+               f"{plural(unit)} could show it as a practical effect (only a smaller or reverse one as a fail)"
+               + (f"; besides, {design}" if design else ""))
         return _set(out, UNDECIDABLE, why, why)
+    if design:
+        return _set(out, UNDECIDABLE, design, design)
     if power_paper is not None and power_paper < pw.LOW_POWER:
         why = f"its power for the paper's effect {_fmt(paper_effect)} is {power_paper:.2f}, below {pw.LOW_POWER:g}"
         return _set(out, UNDECIDABLE, why, why)
