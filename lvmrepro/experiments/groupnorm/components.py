@@ -333,7 +333,8 @@ def table4(ctx):
                      "gn_components_voc07": g7["n_kept"], "lambda_over_C_voc07": g7["lambda_over_C"],
                      **{f"n{n}_test_ap{m}": fixed[(c, f, n)]["test_ap" + m] for n in ns for m in MEASURES},
                      **{k: g[k] for k in ("lambda_over_C", "kept", "block_norms", "cos_pruned_to_kept", "cos_kept_pairs",
-                                          "gn_iterations", "gn_converged", "gn_max_gap", "stage3_iterations", "runtime_s",
+                                          "gn_iterations", "gn_converged", "gn_max_gap", "gn_polish_zeroed",
+                                          "gn_polish_change", "stage3_iterations", "runtime_s",
                                           "train_ap")}})
     control = ctx.map(U.control_unit, [(p, ctx.seed, c, f, chosen[""][f]) for c, f in units], desc="planted copy")
     control = [r for unit in control for r in unit]

@@ -3,7 +3,10 @@
 Per class (one-vs-rest) and training set:
 
 * **stage 1** (:mod:`lvmrepro.tasks.components.stage1`): a single mirrored root template trained by
-  certified CCCP from every positive at the centre of its grid; its positives' aligned windows
+  certified CCCP from every positive at the centre of its grid, at a tenth of the run's ``eps``
+  (:data:`SINGLE_EPS_FACTOR`: its alignment decides the clustering and so the start of every later fit, and
+  at the run's ``eps`` CCCP can stop while the next iterations still lower its objective markedly); its
+  positives' aligned windows
   clustered into ``n`` groups (k-means++, best of ``n_init``); one root per group trained with the
   positions fixed (one certified convex solve, as DPM's stage 1 trains its roots without latent search).
 * **stage 2, fixed n**: the concatenated roots trained as a mixture by certified CCCP
@@ -11,7 +14,10 @@ Per class (one-vs-rest) and training set:
   :class:`lvmrepro.engine.lssvm.inner.group_bundle.GroupBundle` at ``lam = 0``, warm-started), latent
   (component, position, mirror) re-imputed from the roots.
 * **stage 2, group norm**: the same from the 6-component stage 1 with the elastic group norm
-  ``lam`` on the component blocks; **stage 3**: the surviving components (block norm exactly > 0; DPM
+  ``lam`` on the component blocks, then the **zero polish**
+  (:func:`lvmrepro.engine.lssvm.groups.zero_polish`): blocks set to exactly zero in increasing norm while
+  the exact objective does not rise (a certified solve stopped at a finite tolerance can leave a block
+  the optimum zeroes merely tiny, and "kept" would then depend on where it stopped); **stage 3**: the surviving components (block norm exactly > 0; DPM
   drops the others) retrained as a plain mixture from the group-norm solution (the paper's stage 3 adds
   parts to them; we have roots only, so stage 3 is the plain l2 training of the kept roots).
 
@@ -23,13 +29,14 @@ compute it once.  BLAS runs single-threaded inside a fit (the targets parallelis
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
 from lvmrepro.tasks.components import stage1
 from lvmrepro.engine.lssvm.cccp import CCCP
+from lvmrepro.engine.lssvm.groups import zero_polish
 from lvmrepro.engine.lssvm.inner.group_bundle import GroupBundle
 from lvmrepro.engine.lssvm.features import RaggedFeatures
 from lvmrepro.tasks.components.model import ComponentMixtureModel
@@ -108,9 +115,29 @@ def train_mixture(model, X, Y, settings: Settings, *, lam=0.0, w0=None, H0=None)
                     warm_start=True).fit(X, Y, w0=w0, H0=H0)
 
 
+#: the single template's CCCP stops at ``eps`` times this (its inner gaps likewise): see the module docstring
+SINGLE_EPS_FACTOR = 0.1
+
+
+def polish(model, X, Y, settings: Settings, lam: float, res) -> tuple[np.ndarray, dict]:
+    """The zero polish of a group-norm CCCP fit ``res`` (``lam > 0``) under its exact objective (latent values
+    completed optimally, the group term included): ``(w, {"zeroed", "objective_change"})``.  The fit's inner
+    certificates stay valid for the polished point, whose exact objective is at most the fit's."""
+    learner = CCCP(model, settings.C, eps=settings.eps, max_iter=settings.max_iter, inner=GroupBundle(lam),
+                   warm_start=True)
+    with _single_thread():
+        session = learner.inner.bind(model, X, Y, settings.C)
+        out = zero_polish(res.w, session.reg.groups, lambda w: learner.objective(w, X, Y, session),
+                          value=res.objective)
+    return out["w"], {"zeroed": int(out["zeroed"]), "objective_change": float(out["change"]),
+                      "objective": float(out["objective"])}
+
+
 def _trainers(settings: Settings):
+    tight = replace(settings, eps=settings.eps * SINGLE_EPS_FACTOR)
+
     def single(model, X, Y, H0):
-        return train_mixture(model, X, Y, settings, H0=H0).w
+        return train_mixture(model, X, Y, tight, H0=H0).w
 
     def root(model, X, Y, H0):
         with _single_thread():
@@ -175,23 +202,29 @@ def fixed_n_fit(X, Y, n, start: dict, settings: Settings, key: dict) -> dict:
 
 def groupnorm_fit(X, Y, lam: float, start: dict, settings: Settings, key: dict, *, stage3: bool = True) -> dict:
     """Group-norm stage 2 from the 6-component stage 1, then stage 3 on the surviving components:
-    ``{"w_gn", "norms", "w_final" (stage-3 weights of the kept components), "kept", "stats"}``."""
+    ``{"w_gn", "norms", "w_final" (stage-3 weights of the kept components), "kept", "stats"}``.  With
+    ``lam > 0`` the group-norm fit is zero-polished (:func:`polish`) before the kept components are read off
+    (``stats["polish"]``: blocks zeroed and the exact objective's change, <= 0); at ``lam = 0`` there is no
+    group norm and no polish."""
     def compute():
         K = len(start["w_roots"])
         model = ComponentMixtureModel(K, X.dim, bias_feature=settings.bias_feature)
         res = train_mixture(model, X, Y, settings, lam=float(lam), w0=start["w"])
-        norms = model.block_norms(res.w)
+        w_gn, polished = res.w, {"zeroed": 0, "objective_change": 0.0, "objective": float(res.objective)}
+        if lam > 0:
+            w_gn, polished = polish(model, X, Y, settings, float(lam), res)
+        norms = model.block_norms(w_gn)
         kept = np.flatnonzero(norms > 0)
-        stats = {"groupnorm": _fit_stats(res), "n_kept": int(kept.size)}
+        stats = {"groupnorm": _fit_stats(res), "polish": polished, "n_kept": int(kept.size)}
         w_final = np.zeros(0)
         if kept.size and stage3:
-            sub, w_sub = model.restrict(res.w, kept)
+            sub, w_sub = model.restrict(w_gn, kept)
             r3 = train_mixture(sub, X, Y, settings, w0=w_sub)
             w_final = r3.w
             stats["stage3"] = _fit_stats(r3)
         elif kept.size:
-            w_final = model.restrict(res.w, kept)[1]
-        return {"w_gn": res.w, "norms": norms, "kept": kept, "w_final": w_final, "stats": stats}
+            w_final = model.restrict(w_gn, kept)[1]
+        return {"w_gn": w_gn, "norms": norms, "kept": kept, "w_final": w_final, "stats": stats}
     return memo({**key, "what": "groupnorm", "lam": float(lam), "stage3": bool(stage3)}, compute)
 
 

@@ -70,7 +70,8 @@ def record_data():
 def _gn_stats(g) -> dict:
     st = g["stats"]
     return {"gn_iterations": st["groupnorm"]["iterations"], "gn_converged": st["groupnorm"]["converged"],
-            "gn_max_gap": st["groupnorm"]["max_gap"],
+            "gn_max_gap": st["groupnorm"]["max_gap"], "gn_polish_zeroed": st["polish"]["zeroed"],
+            "gn_polish_change": st["polish"]["objective_change"],
             "runtime_s": st["groupnorm"]["runtime_s"] + st.get("stage3", {}).get("runtime_s", 0.0)}
 
 
@@ -161,7 +162,7 @@ def copy_fits(X, Y, start, S, k, lambdas) -> list[dict]:
         distinct = [j for j in range(n - 1) if j != orig]
         out.append({"lambda_over_C": float(lam), "original_kept": bool(alive[orig]), "copy_kept": bool(alive[-1]),
                     "distinct_kept": int(alive[distinct].sum()), "distinct": len(distinct), "copy_of": orig,
-                    "block_norms": [float(v) for v in g["norms"]]})
+                    "block_norms": [float(v) for v in g["norms"]], "polish_zeroed": g["stats"]["polish"]["zeroed"]})
     return out
 
 
