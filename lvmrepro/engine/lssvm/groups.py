@@ -290,7 +290,7 @@ def zero_polish(w, groups, objective, value: float | None = None) -> dict:
     """Set blocks of a finished fit to exactly zero while the exact objective does not rise.
 
     Visits the blocks of ``w`` that are not already zero in increasing norm; a block is set to exactly zero
-    when ``objective(w with that block zeroed) <= `` the current value (ties go to zero: the group norm's
+    when the objective with that block zeroed is at most the current value (ties go to zero: the group norm's
     optimum has exact zeros, which a solver stopped at a finite tolerance may leave merely tiny), and the
     visit stops at the first block whose zeroing raises it.  ``objective`` must be the *exact* objective of
     the fit (for a latent model: latent values completed optimally, the group term included -- e.g.
