@@ -57,6 +57,7 @@ def test_kernel_matches_reference_and_the_oracle(problem):
 
 def test_group_norm_learner_evaluates_the_same_with_and_without_the_kernel():
     """The learner's fused evaluation (Cython model) equals its generic one (NumPy-backend model)."""
+    from lvmrepro.engine.lssvm.inner.group_bundle import _FusedEvaluator
     from lvmrepro.tasks.digits.model import groupnorm_blocks, groupnorm_digit_model
     rng = np.random.default_rng(3)
     F = rng.standard_normal((50, 11, 11))
@@ -64,8 +65,10 @@ def test_group_norm_learner_evaluates_the_same_with_and_without_the_kernel():
     fast, ref = groupnorm_digit_model(), groupnorm_digit_model(backend="numpy")
     G = groupnorm_blocks(fast)
     for w in (np.zeros(fast.size_w), rng.standard_normal(fast.size_w)):
-        a = GroupNormLSSVM(fast, G, lam=0.1)._eval(w, F, Y, H)
-        b = GroupNormLSSVM(ref, G, lam=0.1)._eval(w, F, Y, H)
+        fused = GroupNormLSSVM(fast, G, lam=0.1).session(F, Y).evaluator(H)
+        generic = GroupNormLSSVM(ref, G, lam=0.1).session(F, Y).evaluator(H)
+        assert isinstance(fused, _FusedEvaluator) and not isinstance(generic, _FusedEvaluator)
+        a, b = fused(w), generic(w)
         assert a[0] == np.float64(a[0]) and abs(a[0] - b[0]) <= 1e-12 * max(1.0, abs(b[0]))
         np.testing.assert_allclose(a[1], b[1], rtol=1e-12, atol=1e-14)
         assert abs(a[2] - b[2]) <= 1e-14
