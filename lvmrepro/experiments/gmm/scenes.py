@@ -69,8 +69,9 @@ from lvmrepro.params import Choice, Float, Int, List, Param
 #: Not fewer than 15 per class: below that the random maps' part counts no longer balance across classes
 #: closely enough for the zero certificate to prove w = 0 within solver_tol
 #: (:mod:`lvmrepro.tasks.scenes.certificate`).  The reduction keeps the cutting plane: at a few hundred images
-#: BCFW is no faster (``benchmarks/scene_inner_solvers.py``).
-BOOK_REDUCTION = {"per_class": 15, "n_parts": 25, "inner_solver": "cutting_plane"}
+#: BCFW is no faster (``benchmarks/scene_inner_solvers.py``).  The example images are the first training image of
+#: the paper scale's example classes (0, 3, 6 and 12: the paper scale's 0, 320, 650 and 1210 lie beyond 225).
+BOOK_REDUCTION = {"per_class": 15, "n_parts": 25, "inner_solver": "cutting_plane", "example_images": [0, 45, 90, 180]}
 
 
 # --------------------------------------------------------------------------- the target
