@@ -86,6 +86,18 @@ class Groups:
             out[self.flat] = w[self.flat] * np.repeat(factors, self.sizes)
         return out
 
+    def smallest_first(self, w) -> np.ndarray:
+        """The blocks of ``w`` with a non-zero norm, in increasing norm (ties in block order)."""
+        norms = self.norms(w)
+        order = np.argsort(norms, kind="stable")
+        return order[norms[order] != 0]
+
+    def without_block(self, w, p) -> np.ndarray:
+        """A copy of ``w`` with block ``p`` set to exactly zero."""
+        factors = np.ones(len(self))
+        factors[p] = 0.0
+        return self.scale(w, factors)
+
 
 def group_penalty(w, groups, lam) -> float:
     """``sum_p lam_p ||w_p||_2`` (``groups``: see :class:`Groups`)."""
@@ -313,14 +325,9 @@ def zero_polish(w, groups, objective, value: float | None = None) -> dict:
     g = Groups(groups, w.size)
     current = float(objective(w)) if value is None else float(value)
     before = current
-    norms = g.norms(w)
     zeroed = 0
-    for p in np.argsort(norms, kind="stable"):
-        if norms[p] == 0:
-            continue
-        factors = np.ones(len(norms))
-        factors[p] = 0.0
-        trial = g.scale(w, factors)
+    for p in g.smallest_first(w):
+        trial = g.without_block(w, p)
         val = float(objective(trial))
         if not val <= current:        # rises (or NaN): this block is needed; larger ones are not tried
             break

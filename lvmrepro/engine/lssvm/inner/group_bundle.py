@@ -437,14 +437,9 @@ class GroupBundleSession(InnerSession):
         block that is zero in the master's solutions can be merely tiny there; with ``ceiling`` = lower bound +
         tolerance, a block zeroed here is exactly zero in a solution certified within that tolerance."""
         g = self.reg.groups
-        norms = g.norms(w)
         zeroed = 0
-        for q in np.argsort(norms, kind="stable"):
-            if norms[q] == 0:
-                continue
-            factors = np.ones(len(norms))
-            factors[q] = 0.0
-            trial = g.scale(w, factors)
+        for q in g.smallest_first(w):
+            trial = g.without_block(w, q)
             val, ghat, b, _ = evaluate(trial, full=True)
             if store is not None:
                 store.add(ghat, b)
