@@ -183,6 +183,80 @@ def beyond_decides(results: dict, beyond: dict) -> dict:
             "decided": sum(HOLDS_OF[w] is not None for _, _, w in rows), "claims": rows}
 
 
+def only_fail_reachable(claim: dict) -> bool:
+    """Whether no number of units could make ``claim`` hold: the paper's own effect (of the claim, or of one of its
+    cells -- every cell must hold) does not clear the practical boundary, so more units could only show a fail."""
+    def below(c, boundary):   # an equivalence (its "effect" the margin) can hold at the paper's zero difference
+        b = c.get("boundary", boundary)
+        return (c.get("detectable_is") != "margin" and c.get("paper_effect") is not None and b is not None
+                and c["paper_effect"] <= b)
+    base = claim.get("boundary", claim.get("threshold"))
+    cells = claim.get("cells") if isinstance(claim.get("cells"), dict) else {}
+    return below(claim, base) or any(isinstance(c, dict) and below(c, base) for c in cells.values())
+
+
+def beyond_outlook(results: dict, beyond: dict) -> list[dict]:
+    """Each claim the paper-scale ``results`` find undecidable at the paper's sample size, and what more units of
+    the paper's protocol can do for it: ``case`` "only fails" (no n makes it hold: :func:`only_fail_reachable`),
+    "no more units" (the data hold none under the paper's protocol: :mod:`lvmrepro.experiments.beyond`),
+    "beyond run" (a stored beyond run has it: ``beyond`` its verdict word and ``n``) or "beyond scale, not stored";
+    with the power model's ``n_to_decide`` and what it is for, and a ``line`` saying it."""
+    from lvmrepro.experiments.beyond import outlook
+    from lvmrepro.stats import UNDECIDABLE
+    out = []
+    for t, r in results.items():
+        for c in r.get("claims", []):
+            if verdict_of(c) != UNDECIDABLE:
+                continue
+            other = next((b for b in beyond.get(t, {}).get("claims", []) if b.get("id") == c.get("id")), None)
+            try:
+                has_scale, why = outlook(t)
+            except ValueError:              # a result of a target no longer registered
+                has_scale, why = False, None
+            row = {"target": t, "id": c["id"], "n": c.get("n"), "n_to_decide": c.get("n_to_decide"),
+                   "n_for": c.get("n_to_decide_for"), "beyond": verdict_of(other) if other else None,
+                   "beyond_n": other.get("n") if other else None}
+            if only_fail_reachable(c):
+                row["case"] = "only fails"
+                text = ("no number of units could make it hold: the paper's own effect does not clear the practical "
+                        "threshold, so more units could only show a fail")
+            elif other is not None:
+                row["case"] = "beyond run"
+                text = None
+            elif has_scale:
+                row["case"] = "beyond scale, not stored"
+                text = f"the data hold more units (lvmrepro run {t} --scale beyond); no run of it is stored"
+            else:
+                row["case"] = "no more units"
+                text = "the paper's protocol has no more units in our data" + (f": {why}" if why else "")
+            bits = [text] if text else []
+            if other is not None:
+                bits.append(f"the stored beyond run finds it {verdict_word(other)} at n = {other.get('n')}")
+            if c.get("n_to_decide") and row["case"] != "only fails":
+                bits.append(f"the power model's n: about {c['n_to_decide']} units ({c.get('n_to_decide_for')})")
+            row["line"] = f"{t} {c['id']} (n = {c.get('n')}): " + "; ".join(bits) + "."
+            out.append(row)
+    return out
+
+
+def beyond_outlook_html(results_dir, beyond: dict | None = None) -> str:
+    """The undecidable claims of the paper-scale results in ``results_dir`` counted by what more units can do for
+    them (:func:`beyond_outlook`), and one line each."""
+    from lvmrepro.stats import HOLDS_OF
+    rows = beyond_outlook(_paper_results(results_dir), beyond_results() if beyond is None else beyond)
+    if not rows:
+        return ""
+    case = lambda k: [r for r in rows if r["case"] == k]  # noqa: E731
+    ran = case("beyond run")
+    decided = [r for r in ran if HOLDS_OF[r["beyond"]] is not None]
+    could = len(rows) - len(case("only fails")) - len(case("no more units"))
+    head = (f"Of the {len(rows)} {'claim' if len(rows) == 1 else 'claims'} undecidable at the paper's sample size, "
+            f"{len(case('only fails'))} can only fail at any sample size, the paper's protocol has no more units in our "
+            f"data for {len(case('no more units'))}, and more units could decide {could}: stored runs beyond the "
+            f"paper's n cover {len(ran)} of these and decide {len(decided)}.")
+    return f"<p>{html.escape(head)}</p><ul>" + "".join(f"<li>{html.escape(r['line'])}</li>" for r in rows) + "</ul>"
+
+
 def control_counts(results: dict) -> dict:
     """``{paper: (could show, controls)}``: positive controls, counted apart from the claims."""
     out = {}

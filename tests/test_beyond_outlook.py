@@ -1,0 +1,70 @@
+"""What more units of the paper's protocol can do for each claim undecidable at the paper's sample size (issue 30):
+lvmrepro.experiments.beyond (which targets have no more units, and why) and the scorecard's outlook."""
+import html
+import json
+import re
+
+import numpy as np
+
+from lvmrepro import experiments, stats
+from lvmrepro.book import scorecard
+from lvmrepro.experiments import beyond as B
+from lvmrepro.experiments.contract import SCHEMA_VERSION, seal
+
+base = 2.0 + np.random.default_rng(0).random(20)
+
+
+def _claim(id, a, b, **kw):
+    return {**stats.paired_claim(id, "s", a, b, better="lower", unit="trial", threshold=0.1, **kw), "id": id}
+
+
+def _result(target, claims, scale="paper"):
+    return seal({"schema": SCHEMA_VERSION, "target": target, "scale": scale, "seeds": {}, "data": [],
+                 "runtime_s": 1.0, "version": "0", "git_commit": "x", "rows": [], "claims": claims, "paper": None})
+
+
+def test_targets_without_more_units_are_registered_and_have_no_beyond_scale():
+    assert B.NO_MORE_UNITS
+    for name, why in B.NO_MORE_UNITS.items():
+        assert experiments.BEYOND not in experiments.get_target(name).scales and why
+        assert B.outlook(name) == (False, why)
+    assert B.outlook("spl.fig3") == (True, None) and B.outlook("convexmr.table1") == (True, None)
+    assert B.outlook("gmm.fig2") == (False, None)
+
+
+def test_every_case_of_the_outlook_is_reached_and_counted(tmp_path):
+    four = (base[:4] - 1, base[:4])                     # four units: a sign test cannot reach p < 0.05
+    only_fails = _claim("small", base[:4] - 1, base[:4], paper_effect=0.05)   # the paper's effect below 0.1
+    assert only_fails["verdict"] == stats.UNDECIDABLE and scorecard.only_fail_reachable(only_fails)
+    paper = {"convexmr.table1": [_claim("decided", *four), _claim("open", *four), only_fails],
+             "gmm.table1": [_claim("sets", *four)], "spl.fig3": [_claim("unstored", *four)],
+             "spl.table2": [_claim("held", base - 1, base)]}
+    for t, claims in paper.items():
+        (tmp_path / f"{t}.json").write_text(json.dumps(_result(t, claims)))
+    beyond = {"convexmr.table1": _result("convexmr.table1", [_claim("decided", base + 1, base),
+                                                             _claim("open", base[:10] - np.tile([1, -1], 5), base[:10]),
+                                                             _claim("small", base + 0.05, base)], "beyond")}
+    assert beyond["convexmr.table1"]["claims"][1]["verdict"] == stats.INCONCLUSIVE
+    rows = {r["id"]: r for r in scorecard.beyond_outlook(scorecard._paper_results(tmp_path), beyond)}
+    assert {k: r["case"] for k, r in rows.items()} == {
+        "decided": "beyond run", "open": "beyond run", "small": "only fails", "sets": "no more units",
+        "unstored": "beyond scale, not stored"}
+    assert rows["decided"]["beyond"] == stats.FAILS and rows["decided"]["beyond_n"] == 20
+    assert "finds it fails at n = 20" in rows["decided"]["line"]
+    assert "only show a fail" in rows["small"]["line"] and "power model" not in rows["small"]["line"]
+    assert B.NO_MORE_UNITS["gmm.table1"] in rows["sets"]["line"]
+    assert "lvmrepro run spl.fig3 --scale beyond" in rows["unstored"]["line"]
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", scorecard.beyond_outlook_html(tmp_path, beyond))))
+    assert ("Of the 5 claims undecidable at the paper's sample size, 1 can only fail at any sample size, the paper's "
+            "protocol has no more units in our data for 1, and more units could decide 3: stored runs beyond the "
+            "paper's n cover 2 of these and decide 1.") in text
+    assert scorecard.beyond_outlook_html(tmp_path / "absent", beyond) == ""
+
+
+def test_an_equivalence_can_hold_at_any_n():
+    """An equivalence claim's cells carry the paper's zero difference as their effect: not a claim that can only
+    fail."""
+    cells = {k: stats.equivalence_claim(k, "", base[:4], base[:4] + 0.001, margin=0.01, unit="value of C")
+             for k in ("a", "b")}
+    agg = stats.all_cells_claim("same", "s", cells, unit="value of C")
+    assert not scorecard.only_fail_reachable(agg)
