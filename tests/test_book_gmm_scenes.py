@@ -333,3 +333,60 @@ def test_features_rows_set_each_stand_in_beside_the_others(res):
     assert res["artifacts"]["stand_in"]["reason"] in text and "no run trained: x." in text
     assert "**HOG** (12 training images, lambda = 0.001): neither test rules the stand-in out" in text
     assert "not measured" in B.features_reading([{**good, "artifacts": {**good["artifacts"], "stand_in": {}}}])
+
+
+@needs_data
+def test_features_rows_quote_locality_training_accuracy_and_f(res):
+    loc = res["artifacts"]["linear_baseline"]["locality"]
+    row = B.features_rows([res])[0]
+    cells = [r for r in res["rows"] if r["objective"] < 1 - 1e-9 and r["init"] != "random-tol"]
+    assert row["cosine: same image / other images"] == f"{loc['same_image']:.2f} / {loc['other_images']:.3f}"
+    assert row["lowest F"] == f"{min(r['objective'] for r in cells):.4f}"
+    assert row["their training %"].startswith(f"{min(r['train_accuracy'] for r in cells):.1f} to ")
+    no_loc = {**res, "artifacts": {**res["artifacts"], "linear_baseline": {"test_accuracy": 50.0}}}
+    assert B.features_rows([no_loc])[0]["cosine: same image / other images"] == "-"
+
+
+def _fake(lam, accs, evaluate_on="validation", objective=0.9, parts=3.0, stand_in=None, locality=None):
+    rows = [{"method": "CCP", "init": init, "accuracy": a, "train_accuracy": a + 10, "objective": objective,
+             "parts_final": parts} for init, a in zip(("random", "0.0", "0.5"), accs)]
+    rows.append({"method": "CCP", "init": "random-tol", "accuracy": 99.0, "train_accuracy": 99.0, "objective": 0.5})
+    base = {"test_accuracy": 40.0, **({"locality": locality} if locality else {})}
+    return {"params": {"lam": lam, "evaluate_on": evaluate_on, "features": "cnn-block4"}, "rows": rows,
+            "artifacts": {"linear_baseline": base, "stand_in": stand_in or {}, "n_train": 75, "n_test": 75}}
+
+
+def test_lambda_is_chosen_on_validation_by_the_mean_over_the_cells():
+    from lvmrepro.book.gmm import scenes_layers as L
+    val = [_fake(0.01, [10.0, 50.0, 60.0]), _fake(0.001, [30.0, 40.0, 50.0])]
+    assert L.mean_accuracy(val[0]) == pytest.approx(40.0)         # the random-tol column is not a cell
+    assert L.chosen_lambda(val) == 0.01
+    assert L.chosen_lambda([_fake(0.01, [40.0] * 3), _fake(0.001, [40.0] * 3)]) == 0.01     # ties: the larger lambda
+    with pytest.raises(ValueError, match="chosen on validation"):
+        L.chosen_lambda([_fake(0.01, [40.0] * 3, evaluate_on="test")])
+    with pytest.raises(ValueError, match="no validation results"):
+        L.chosen_lambda([])
+    rows = L.validation_rows(val)
+    assert [r["chosen"] for r in rows] == ["yes", ""] and rows[1]["cells' validation %"] == "30.0 to 50.0"
+    assert rows[0]["mean validation accuracy %"] == "40.0" and rows[0]["cells' training %"] == "20.0 to 70.0"
+    assert rows[0]["lowest F"] == "0.9000" and rows[0]["trained cells"] == "3 of 3"
+
+
+def test_lower_reading_quotes_locality_the_choice_and_the_stand_in_test():
+    from lvmrepro.book.gmm import scenes_layers as L
+    val = [_fake(0.01, [10.0, 50.0, 60.0]), _fake(0.001, [30.0, 40.0, 50.0])]
+    loc = {"same_image": 0.21, "other_images": -0.004, "neighbours": 0.6}
+    top = _fake(0.01, [80.0] * 3, evaluate_on="test", locality={"same_image": 0.37, "other_images": 0.022, "neighbours": 0.9})
+    lower = _fake(0.01, [35.0, 44.0, 38.0], evaluate_on="test", objective=0.97, parts=4.2, locality=loc,
+                  stand_in={"separates": False, "saturated": True, "reason": "x"})
+    text = L.lower_reading(val, lower, top)
+    assert "mean cosine of 0.21 on this layer against 0.37 on the last layer" in text
+    assert "lambda = 0.01 gives the highest mean accuracy" in text and "(40.0 %)" in text
+    assert "35.0 to 44.0 % test accuracy (45.0 to 54.0 % on their training images)" in text
+    assert "to 0.9700 at best" in text and "4.20 to 4.20 distinct parts per image" in text
+    assert "reaches 40.0 %, 4.0 points below the best cell" in text
+    assert "does not meet issue 31's acceptance line" in text
+    assert "meets issue 31's" in L.lower_reading(val, {**lower, "artifacts": {**lower["artifacts"],
+                                                                              "stand_in": {"separates": True}}}, top)
+    untrained = _fake(0.01, [6.7] * 3, evaluate_on="test", objective=1.0)
+    assert "no run trained" in L.lower_reading(val, untrained, top)

@@ -183,3 +183,19 @@ def test_load_scene_data_small_real_and_cached():
     assert np.array_equal(again.pca.components, data.pca.components)
     with pytest.raises(ValueError, match="per_class"):
         features.load_scene_data(20, classes=("Coast",), per_class=0)
+
+
+@needs_data
+def test_validation_split_holds_out_training_images():
+    kw = dict(classes=("Bedroom", "Coast"), per_class=3, test_per_class=2)
+    val = features.load_scene_data(8, evaluate_on="validation", **kw)
+    test = features.load_scene_data(8, **kw)
+    train = scene15.list_images("train", ["Bedroom", "Coast"])
+    assert [im.name for im in val.train_images] == [im.name for im in test.train_images]
+    assert [im.name for im in val.test_images] == [train[k].name for k in (3, 4, 103, 104)]
+    assert not {im.sha256 for im in val.test_images} & {im.sha256 for im in val.train_images}
+    assert np.array_equal(val.X_train, test.X_train) and val.y_test.tolist() == [0, 0, 1, 1]
+    with pytest.raises(ValueError, match="evaluate_on"):
+        features.load_scene_data(8, evaluate_on="val", **kw)
+    with pytest.raises(ValueError, match="validation split needs"):
+        features.load_scene_data(8, classes=("Coast",), per_class=99, test_per_class=2, evaluate_on="validation")

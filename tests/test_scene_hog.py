@@ -47,3 +47,24 @@ def test_linear_baseline_is_a_cross_validated_linear_svm_on_the_bag_average():
     np.testing.assert_allclose(bag_average(X), X.reshape(60, 4, 4).mean(axis=1))
     with pytest.raises(ValueError, match="at least 2"):
         linear_baseline(X[:4], np.array([0, 1, 2, 2]), X[4:8], y[4:8])
+
+
+def test_region_locality_matches_explicit_pairs():
+    from lvmrepro.tasks.scenes.baseline import region_locality
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(4, 3, 2, 5))
+    X += rng.normal(size=(4, 1, 1, 5))          # an image-level component: regions of one image agree
+    loc = region_locality(X)
+    Q = X - X.reshape(-1, 5).mean(axis=0)
+    Q = Q / np.linalg.norm(Q, axis=-1, keepdims=True)
+    flat = Q.reshape(4, 6, 5)
+    same = [flat[i, a] @ flat[i, b] for i in range(4) for a in range(6) for b in range(6) if a != b]
+    other = [flat[i, a] @ flat[j, b] for i in range(4) for j in range(4) if i != j for a in range(6) for b in range(6)]
+    neigh = [Q[i, a, b] @ Q[i, a2, b2] for i in range(4) for a in range(3) for b in range(2)
+             for a2, b2 in ((a + 1, b), (a, b + 1)) if a2 < 3 and b2 < 2]
+    assert loc["same_image"] == pytest.approx(np.mean(same))
+    assert loc["other_images"] == pytest.approx(np.mean(other))
+    assert loc["neighbours"] == pytest.approx(np.mean(neigh))
+    assert loc["same_image"] > loc["other_images"]
+    with pytest.raises(ValueError, match="n >= 2"):
+        region_locality(X[:1])

@@ -82,10 +82,13 @@ def test_scene_targets_smoke():
 
 
 @needs_data
-@pytest.mark.parametrize("name, value, match", [("lambdas", [0.5, 0.5], "distinct"), ("eta", 0.0, "eta")])
+@pytest.mark.parametrize("name, value, match", [("lambdas", [0.5, 0.5], "distinct"), ("eta", 0.0, "eta"),
+                                                 ("per_class", None, "evaluate_on 'validation' needs"),
+                                                 ("test_per_class", 97, "evaluate_on 'validation' needs")])
 def test_scene_target_bad_parameters(name, value, match):
+    extra = {"evaluate_on": "validation"} if "validation" in match else {}
     with pytest.raises(ValueError, match=match):
-        run("gmm.table3", "smoke", progress=False, **{name: value})
+        run("gmm.table3", "smoke", progress=False, **{name: value}, **extra)
 
 
 @needs_data

@@ -10,7 +10,8 @@
   rules on synthetic bags whose part maps decide the class; with the stand-in test, whether this setup could have
   shown the effect and, if the claims are not testable here, whether the stand-in or the code is why;
 * :func:`hog_scale`, :func:`features_rows`, :func:`features_reading` -- the same run on greyscale HOG region
-  features (issue 31's candidate stand-in) beside the page's, through the same stand-in test;
+  features or a lower CNN layer (issue 31's candidate stand-ins; the lower layer's lambda chosen on validation in
+  :mod:`lvmrepro.book.gmm.scenes_layers`) beside the page's, through the same stand-in test;
 * :func:`performance_rows` -- the scene learner's cost per run and passes per convex step;
 * :func:`first_step_rows`, :func:`first_step_reading` -- the random maps' first step under the exact rule and
   under SVM-struct's tolerance rule (column ``random-tol``), with ``d_1``;
@@ -415,9 +416,11 @@ def _separation_words(stand_in: dict) -> str:
 
 
 def features_rows(results: list) -> list[dict]:
-    """One row per ``gmm.table3`` result: its features, size and lambda, the linear baseline, the trained cells'
-    test accuracy and final parts per image (graph-cut columns), and the stand-in test's answer (issue 31's
-    acceptance line: the baseline well below the cells and more than :data:`FEW_PARTS` parts per image)."""
+    """One row per ``gmm.table3`` result: its features, size and lambda, how local its regions are (mean cosine of
+    two regions of one image and of two images), the linear baseline, the trained cells' test and training accuracy,
+    the lowest final objective (``F(0) = 1``), the final parts per image (graph-cut columns), and the stand-in test's
+    answer (issue 31's acceptance line: the baseline well below the cells and more than :data:`FEW_PARTS` parts per
+    image)."""
     rows = []
     for res in results:
         a, p = res["artifacts"], res["params"]
@@ -425,11 +428,17 @@ def features_rows(results: list) -> list[dict]:
         graph = set(_graph_cut_columns(res))
         cells = [r for r in trained_rows(res["rows"]) if r["init"] != "random-tol"]
         parts = [r["parts_final"] for r in cells if r["init"] in graph and r.get("parts_final") is not None]
+        loc = base.get("locality") or {}
         rows.append({"features": p["features"], "training / test images": f"{a['n_train']} / {a['n_test']}",
                      "parts": p["n_parts"], "lambda": f"{p['lam']:g}",
+                     "cosine: same image / other images": (f"{loc['same_image']:.2f} / {loc['other_images']:.3f}"
+                                                           if loc else "-"),
                      "linear SVM on the bag average %": f"{base['test_accuracy']:.1f}" if "test_accuracy" in base else "-",
                      "trained cells %": (f"{min(r['accuracy'] for r in cells):.1f} to {max(r['accuracy'] for r in cells):.1f}"
                                          if cells else "none"),
+                     "their training %": (f"{min(r['train_accuracy'] for r in cells):.1f} to "
+                                          f"{max(r['train_accuracy'] for r in cells):.1f}" if cells else "-"),
+                     "lowest F": f"{min(r['objective'] for r in cells):.4f}" if cells else "-",
                      "final parts per image": f"{min(parts):.2f} to {max(parts):.2f}" if parts else "-",
                      "can separate the learners": _separation_words(a.get("stand_in") or {})})
     return rows

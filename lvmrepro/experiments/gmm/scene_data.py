@@ -1,4 +1,4 @@
-"""The scene experiment's data: 15-Scene region features after PCA (the last CNN layer or greyscale HOG), the
+"""The scene experiment's data: 15-Scene region features after PCA (a CNN layer or greyscale HOG), the
 normalised bag's arrays and regulariser, the discovered parts and the initial maps (cached on disk)."""
 from __future__ import annotations
 
@@ -8,24 +8,28 @@ from functools import lru_cache
 import numpy as np
 
 def _data_key(p):
-    """``(classes, per_class, dim, test_per_class, features)`` of a parameter set (the arguments of :func:`scene_data`)."""
-    return _classes(p), p["per_class"], p["pca_dim"], p.get("test_per_class", p["per_class"]), p.get("features", "cnn")
+    """``(classes, per_class, dim, test_per_class, features, evaluate_on)`` of a parameter set (the arguments of
+    :func:`scene_data`)."""
+    return (_classes(p), p["per_class"], p["pca_dim"], p.get("test_per_class", p["per_class"]), p.get("features", "cnn"),
+            p.get("evaluate_on", "test"))
 
 
 @lru_cache(maxsize=2)
 def scene_data(classes: tuple | None, per_class: int | None, dim: int, test_per_class: int | None = None,
-               features: str = "cnn"):
+               features: str = "cnn", evaluate_on: str = "test"):
     """15-Scene regions after PCA (memoised per process; the arrays are cached on disk by the loader):
     ``per_class`` training and ``test_per_class`` test images per class (None: all); ``features`` ``"cnn"``
-    (the last CNN layer) or ``"hog"`` (greyscale HOG per region, :mod:`lvmrepro.tasks.scenes.hog`)."""
+    (the last CNN layer), ``"hog"`` (greyscale HOG per region, :mod:`lvmrepro.tasks.scenes.hog`) or a lower CNN
+    layer (:mod:`lvmrepro.tasks.scenes.cnn_layers`); ``evaluate_on`` ``"test"`` or ``"validation"`` (held-out
+    training images in place of the test split)."""
     from lvmrepro.tasks.scenes.features import load_scene_data
     return load_scene_data(dim, classes=None if classes is None else list(classes), per_class=per_class,
-                           test_per_class=test_per_class, features=features)
+                           test_per_class=test_per_class, features=features, evaluate_on=evaluate_on)
 
 
 @lru_cache(maxsize=2)
 def training_data(classes: tuple | None, per_class: int | None, dim: int, test_per_class: int | None = None,
-                  features: str = "cnn"):
+                  features: str = "cnn", evaluate_on: str = "test"):
     """``(X_train, y_train, X_test, y_test, nu)``: the regions divided by ``nu``, the root-mean-square norm of
     the training regions (test regions by the same number), so a region vector has unit norm on average.
 
@@ -34,7 +38,7 @@ def training_data(classes: tuple | None, per_class: int | None, dim: int, test_p
     bounds so ill-conditioned that neither the cutting plane nor Frank-Wolfe certifies a solve in hundreds
     of iterations, and the first bounds' minimisers stay at w = 0.
     """
-    d = scene_data(classes, per_class, dim, test_per_class, features)
+    d = scene_data(classes, per_class, dim, test_per_class, features, evaluate_on)
     nu = float(np.sqrt(np.mean(np.sum(d.X_train ** 2, axis=-1))))
     out = (d.X_train / nu, d.y_train.copy(), d.X_test / nu, d.y_test.copy())
     for a in out:
@@ -112,7 +116,7 @@ def _record_data(p):
     from lvmrepro.tasks.scenes.cnn import FEATURE_GRAPH
     from lvmrepro.datasets.registry import default_registry
     data = scene_data(*_data_key(p))
-    if p.get("features", "cnn") == "cnn":
+    if p.get("features", "cnn") != "hog":
         provenance.record(FEATURE_GRAPH, default_registry().entry(FEATURE_GRAPH).sha256)
     for im in list(data.train_images) + list(data.test_images):
         provenance.record(im.name, im.sha256)

@@ -49,10 +49,11 @@ def run_source_tag() -> str:
 
 
 @lru_cache(maxsize=2)
-def _data_digest(classes, per_class, dim, test_per_class, features="cnn") -> str:
-    """sha256 of the normalised training and test arrays a run reads (so the key follows the features)."""
+def _data_digest(classes, per_class, dim, test_per_class, features="cnn", evaluate_on="test") -> str:
+    """sha256 of the normalised training and test arrays a run reads (so the key follows the features and the
+    evaluation split)."""
     h = hashlib.sha256()
-    for a in training_data(classes, per_class, dim, test_per_class, features)[:4]:
+    for a in training_data(classes, per_class, dim, test_per_class, features, evaluate_on)[:4]:
         h.update(np.ascontiguousarray(a).tobytes())
     return h.hexdigest()
 

@@ -12,8 +12,9 @@ the pieces are
   initialisations).
 
 Stand-ins (both real): 15-Scene (15 classes, 100 training + 100 test images each) for MIT-Indoor-67, and region
-features from the last convolutional layer of EfficientNet-Lite0 (ImageNet; ``features = "cnn"``) or greyscale
-HOG per region (``features = "hog"``), reduced by PCA fitted on the training regions.
+features from the last convolutional layer of EfficientNet-Lite0 (ImageNet; ``features = "cnn"``), greyscale
+HOG per region (``features = "hog"``) or a lower layer of the same network (``features = "cnn-block4"``), reduced by
+PCA fitted on the training regions.
 
 Protocol (all parameters of the targets):
 
@@ -77,7 +78,7 @@ BOOK_REDUCTION = {"per_class": 15, "n_parts": 25, "inner_solver": "cutting_plane
 # --------------------------------------------------------------------------- the target
 def _scales():
     common = {"eta": 0.1, "lambdas": list(LAMBDAS), "start_fraction": 0.1, "growth": 1.25, "kmeans_iterations": 20,
-              "features": "cnn", "first_tol_factor": 10.0, "step_tol_factor": None,
+              "features": "cnn", "evaluate_on": "test", "first_tol_factor": 10.0, "step_tol_factor": None,
               # the positive control (scene_control): planted data sets, seconds at every scale
               "control_units": 5, "control_per_class": 10}
     return {
@@ -106,6 +107,10 @@ def _check(p):
         raise ValueError(f"lambdas must be distinct; got {p['lambdas']}")
     from lvmrepro.tasks.scenes.data import PER_CLASS
     n_train = len(p["classes"] or _CLASS_NAMES) * (p["per_class"] or PER_CLASS)
+    if p.get("evaluate_on", "test") == "validation" and (
+            p["per_class"] is None or p.get("test_per_class") is None or p["per_class"] + p["test_per_class"] > PER_CLASS):
+        raise ValueError(f"evaluate_on 'validation' needs per_class + test_per_class <= {PER_CLASS} (held-out training "
+                         f"images); got {p['per_class']!r} + {p.get('test_per_class')!r}")
     beyond = [i for i in p["example_images"] if i >= n_train]
     if beyond:
         raise ValueError(f"example_images {beyond} lie beyond the {n_train} training images of this run "
@@ -127,8 +132,12 @@ def _check(p):
                 "step_tol_factor": Float(0, 1, lo_open=True, optional=True, help="adaptive convex steps: step t to the "
                                          "gap max(solver_tol, factor d_(t-1)), refined to solver_tol where the run would "
                                          "stop (None: every step to solver_tol)"),
-                "features": Choice("cnn", "hog", help="the region features: the last CNN layer (1280-d) or greyscale "
-                                   "HOG per region (144-d); pca_dim must not exceed their dimension"),
+                "features": Choice("cnn", "hog", "cnn-block4", help="the region features: the last CNN layer (1280-d), "
+                                   "greyscale HOG per region (144-d) or the output of the CNN's block 4 (stride 8, "
+                                   "40-d); pca_dim must not exceed their dimension"),
+                "evaluate_on": Choice("test", "validation", help="the images the accuracies are measured on: the "
+                                      "test split, or held-out training images (the test_per_class images of each "
+                                      "class after its first per_class), for choosing lambda"),
                 "control_units": Int(1, 50, help="the positive control's planted data sets (its paired units)"),
                 "control_per_class": Int(2, 100, help="the positive control's training images per class (twice as "
                                          "many test images)"),

@@ -48,3 +48,28 @@ def linear_baseline(X_train, y_train, X_test, y_test, *, folds: int = 5, seed: i
     return {"C": float(search.best_params_["C"]), "cv_accuracy": 100 * float(search.best_score_),
             "train_accuracy": 100 * float(search.score(A, y_train)), "test_accuracy": 100 * float(search.score(B, y_test)),
             "nearest_mean_accuracy": 100 * float(np.mean(nearest == y_test)), "folds": k}
+
+
+def region_locality(X) -> dict:
+    """How local the region features are: the mean cosine of two distinct regions of one image, of two 4-neighbours
+    of one image, and of two regions of two different images (every such pair, computed exactly), after
+    centring on the mean region.  Features whose regions each see the whole image (the last CNN layer) give a high
+    same-image cosine; a local descriptor's regions share only the image's statistics.
+
+    ``X`` (n, G1, G2, D) with ``n >= 2``; returns ``{"same_image", "neighbours", "other_images"}``.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 4 or X.shape[0] < 2 or X.shape[1] * X.shape[2] < 2 or X.shape[3] < 1:
+        raise ValueError(f"X must be (n >= 2, G1, G2, D) region features with two regions or more; got shape {X.shape}")
+    n, g1, g2, _ = X.shape
+    Q = X - X.reshape(-1, X.shape[-1]).mean(axis=0)
+    norms = np.linalg.norm(Q, axis=-1, keepdims=True)
+    Q = np.divide(Q, norms, out=np.zeros_like(Q), where=norms > 0)
+    R = g1 * g2
+    per_image = Q.reshape(n, R, -1).sum(axis=1)                  # (n, D): the sum of each image's unit vectors
+    own = np.sum(Q * Q)                                          # the pairs of a region with itself
+    within = float(np.sum(per_image ** 2) - own)                 # ordered pairs of distinct regions of one image
+    across = float(np.sum(per_image.sum(axis=0) ** 2) - np.sum(per_image ** 2))
+    pairs = [np.sum(Q[:, :, 1:] * Q[:, :, :-1], axis=-1).ravel(), np.sum(Q[:, 1:] * Q[:, :-1], axis=-1).ravel()]
+    return {"same_image": within / (n * R * (R - 1)), "neighbours": float(np.mean(np.concatenate(pairs))),
+            "other_images": across / (n * (n - 1) * R * R)}

@@ -103,9 +103,9 @@ class SceneData:
 _PCA_FIELDS = {"mean", "components", "variances", "n_samples", "total_variance", "X_train", "X_test"}
 
 
-#: the region features a scene data set can use: the last CNN layer (:mod:`lvmrepro.tasks.scenes.cnn`) or greyscale HOG
-#: (:mod:`lvmrepro.tasks.scenes.hog`)
-FEATURES = ("cnn", "hog")
+#: the region features a scene data set can use: the last CNN layer (:mod:`lvmrepro.tasks.scenes.cnn`), greyscale HOG
+#: (:mod:`lvmrepro.tasks.scenes.hog`) or a lower CNN layer (:mod:`lvmrepro.tasks.scenes.cnn_layers`)
+FEATURES = ("cnn", "hog", "cnn-block4")
 
 
 def _extractor(features: str):
@@ -114,28 +114,36 @@ def _extractor(features: str):
     if features == "hog":
         from lvmrepro.tasks.scenes import hog
         return hog.feature_cache_dir().name, hog.region_features
+    if features != "cnn":
+        from lvmrepro.tasks.scenes import cnn_layers
+        return cnn_layers.feature_cache_dir(features).name, lambda images: cnn_layers.region_features(images, features)
     return cnn.feature_cache_dir().name, scene15.region_features
 
 
 def _cache_dir(train, test, dim, features: str = "cnn") -> Path:
     from lvmrepro.io import cache_root
-    tag = {"cnn": cnn.feature_cache_dir().name} if features == "cnn" else {"hog": _extractor(features)[0]}
+    tag = {"cnn": cnn.feature_cache_dir().name} if features == "cnn" else {features: _extractor(features)[0]}
     h = hashlib.sha256(json.dumps({**tag, "dim": dim, "train": [i.sha256 for i in train],
                                    "test": [i.sha256 for i in test]}).encode()).hexdigest()[:16]
     return cache_root() / "scene15-pca" / h
 
 
 def load_scene_data(dim: int = PCA_DIM, *, classes=None, per_class: int | None = None, use_cache: bool = True,
-                    stats: dict | None = None, test_per_class="same", features: str = "cnn") -> SceneData:
+                    stats: dict | None = None, test_per_class="same", features: str = "cnn",
+                    evaluate_on: str = "test") -> SceneData:
     """15-Scene train/test region features reduced to ``dim`` by PCA fitted on the training regions.
 
     ``classes`` (names) and ``per_class`` (the first images of each class, by file name) shrink the data
     set; the PCA is then fitted on that smaller training set.  ``test_per_class`` does the same for the test
-    split (``"same"``: ``per_class``; None: every test image).  ``features``: ``"cnn"`` or ``"hog"`` (:data:`FEATURES`).
+    split (``"same"``: ``per_class``; None: every test image).  ``features``: one of :data:`FEATURES`.
+    ``evaluate_on="validation"`` replaces the test images by held-out *training* images: the ``test_per_class``
+    images of each class that follow its first ``per_class`` (for choosing a regulariser without the test split).
     """
     _, extract = _extractor(features)
+    if evaluate_on not in ("test", "validation"):
+        raise ValueError(f"evaluate_on must be 'test' or 'validation'; got {evaluate_on!r}")
     train = scene15.list_images("train", classes)
-    test = scene15.list_images("test", classes)
+    test = scene15.list_images("test" if evaluate_on == "test" else "train", classes)
     if isinstance(test_per_class, str):
         if test_per_class != "same":
             raise ValueError(f"test_per_class must be an integer, None or 'same'; got {test_per_class!r}")
@@ -143,10 +151,16 @@ def load_scene_data(dim: int = PCA_DIM, *, classes=None, per_class: int | None =
     for name, v in (("per_class", per_class), ("test_per_class", test_per_class)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 1 <= v <= scene15.PER_CLASS):
             raise ValueError(f"{name} must be an integer in 1..{scene15.PER_CLASS}; got {v!r}")
+    first = 0
+    if evaluate_on == "validation":
+        if per_class is None or test_per_class is None or per_class + test_per_class > scene15.PER_CLASS:
+            raise ValueError(f"a validation split needs per_class + test_per_class <= {scene15.PER_CLASS} training "
+                             f"images per class; got {per_class!r} + {test_per_class!r}")
+        first = per_class
     if per_class is not None:
         train = [im for k, im in enumerate(train) if k % scene15.PER_CLASS < per_class]
     if test_per_class is not None:
-        test = [im for k, im in enumerate(test) if k % scene15.PER_CLASS < test_per_class]
+        test = [im for k, im in enumerate(test) if first <= k % scene15.PER_CLASS < first + test_per_class]
     cache = _cache_dir(train, test, dim, features) / "data.npz"
     stored = read_npz(cache) if use_cache else None   # None when damaged: recomputed and overwritten
     if stored is not None and _PCA_FIELDS <= set(stored[0]):
