@@ -145,7 +145,7 @@ def test_a_stale_beyond_run_is_refused_with_one_line_on_the_page_and_the_scoreca
     assert none is None and why.startswith("The stored beyond-scale run of toy.assign is not shown:")
     assert "(trials)" in why and "\n" not in why and str(store_dir) not in why
     out = report.claims_html(paper)
-    assert "beyond the paper's n" not in out and out.count("is not shown:") == 1
+    assert "beyond the paper's n" not in out and out.count("is not shown:") == 1 and "holds the verdicts" not in out
     refused = []
     assert scorecard.beyond_results(refused) == {} and refused == [why]
     results = tmp_path / "results"
@@ -170,6 +170,10 @@ def test_every_stored_beyond_run_is_shown_beside_its_claims_and_counted_apart(tm
         cells = re.findall(r'<td data-claim="' + re.escape(name) + r':([^"]+)" data-verdict="([^"]+)" data-run="'
                            + re.escape(res["created"]) + '"', out)
         assert cells == [(c["id"], html.escape(report.verdict_word(c))) for c in res["claims"]]
+        # under the table, one sentence: the units it adds to the paper scale's, its commit, date and run time
+        note = stored.beyond_note(res)
+        assert html.escape(note) in out and f"{res['runtime_s'] / 60:.0f} min of wall time" in note
+        assert res["git_commit"][:7] in note and "paper scale: " in note and "\n" not in note
     if shown:
         (tmp_path / "results").mkdir()
         counts = html.unescape(scorecard.verdict_counts_html(tmp_path / "results"))

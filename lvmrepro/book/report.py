@@ -371,6 +371,9 @@ def claims_html(result: dict, beyond: dict | None = None) -> str:
                             f"claims of {target}") + "</div>")
     if refused:
         out += f'<p class="lvm-stale"><small>{html.escape(refused)}</small></p>'
+    elif beyond is not None and rows:
+        from lvmrepro.book.stored import beyond_note
+        out += f'<p class="lvm-beyond-note"><small>{html.escape(beyond_note(beyond))}</small></p>'
     controls = result.get("controls", [])
     if controls:
         n_show = sum(c.get("could_show") is True for c in controls)

@@ -136,3 +136,29 @@ def differences(result: dict) -> list[str]:
         if now != d["sha256"]:
             out.append(f"data file {d['name']} is registered with another checksum")
     return out
+
+
+def beyond_note(result: dict) -> str:
+    """One sentence under a claims table that shows the beyond run ``result`` beside the paper's verdicts: what it
+    adds to the paper scale's parameters (its units), its commit and date, and its run time as the file records it."""
+    from lvmrepro.experiments import get_target, resolve_params
+    try:
+        paper = to_jsonable(resolve_params(get_target(result["target"]), "paper", None))
+    except ValueError:      # a target no longer registered: its paper scale is unknown
+        paper = None
+    more = []
+    for k, v in sorted(result.get("params", {}).items() if paper is not None else ()):
+        if paper.get(k) == v:
+            continue
+        if isinstance(v, list) and isinstance(paper.get(k), list):
+            more.append(f"{k}: {len(v)} (paper scale: {len(paper[k])})")
+        else:
+            more.append(f"{k}: {v} (paper scale: {paper.get(k)})")
+    jobs = result.get("jobs")
+    units = "; ".join(more) or ("none" if paper is not None else "unknown: its target is not registered")
+    return (f"The column \"beyond the paper's n\" holds the verdicts of a stored run of {result['target']}: the paper's "
+            f"protocol with more units (its parameters that differ from the paper scale's: {units}). It was made from "
+            f"commit {str(result.get('git_commit', '?'))[:7]} on {str(result.get('created', '?'))[:10]} and took "
+            f"{float(result.get('runtime_s', 0)) / 60:.0f} min of wall time"
+            + (f" in {jobs} process{'es' if jobs != 1 else ''}" if isinstance(jobs, int) else "")
+            + ", as its result file records.")
