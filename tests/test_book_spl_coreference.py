@@ -1,4 +1,6 @@
 """The presentation of notebooks/spl/04_coreference (lvmrepro.book.spl.coreference) on a smoke result of spl.fig1."""
+import numpy as np
+import pytest
 from book_checks import assert_figure, assert_table
 from conftest import needs_data
 from lvmrepro import stats
@@ -36,6 +38,16 @@ def test_figure1_and_tables(smoke_result):
     assert {r["system"] for r in conll} == {r["system"] for r in a["conll"]}
     runtime = assert_table(coreference.runtime_table(res), 2 * len(p["losses"]))
     assert runtime[1]["s per experiment (paper, 2010)"] == res["paper"]["runtime_s"]["spl"]
+    spl = [r for r in a["runs"] if r["method"] == "spl"]
+    mean = runtime[1]["CPU s per fit, mean"]
+    assert mean == pytest.approx(np.mean([r["cpu_s"] for r in spl]))
+    assert runtime[1]["paper / ours"] == pytest.approx(res["paper"]["runtime_s"]["spl"] / mean)
+    assert runtime[1]["passes per solve (median)"] == pytest.approx(np.median([r["passes"] / r["solves"] for r in spl]))
+    assert all(r["solves"] == r["iterations"] for r in a["runs"] if r["method"] == "cccp")
+    assert all(r["solves"] >= 1 and r["solves_tight"] >= 1 for r in a["runs"])
+    budget = coreference.budget_note(res)
+    cpu = sum(r["cpu_s"] + r["cpu_tight_s"] for r in a["runs"])
+    assert f"{cpu:,.0f} CPU seconds" in budget and f"about {cpu / 2 / 60:.1f} min" in budget
     assert_table(coreference.feature_table(), 53)
     g = a["gap"]
     assert g is None and coreference.gap_reading(res).startswith("The pairwise loss was not run")

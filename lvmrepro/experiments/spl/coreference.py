@@ -80,9 +80,8 @@ class _CountingNSlack:
         self.sessions = []
         self.solver = Counting()
 
-    @property
-    def passes(self):
-        return int(sum(s.passes for s in self.sessions))
+    def count(self, what: str) -> int:
+        return int(sum(getattr(s, what) for s in self.sessions))   # "passes" or "solves" of every session
 
 
 def _mean_loss(model, w, X, Y):
@@ -116,10 +115,10 @@ def _compute_run(args):
         res = CCCP(model, C, eps=eps, max_iter=max_iter, inner=inner.solver).fit(X, Y, H0=H0)
     else:
         res = SelfPaced(model, C, eps=eps, mu=mu, T0=T0, max_iter=max_iter, inner=inner.solver).fit(X, Y, H0=H0)
-    cpu, wall, passes = time.process_time() - c0, time.perf_counter() - t0, inner.passes
+    cpu, wall, passes, solves = (time.process_time() - c0, time.perf_counter() - t0, inner.count("passes"),
+                                 inner.count("solves"))
     # continued by CCCP to the tighter tolerance, in the run's own solver session (its planes re-used)
     session = inner.sessions[-1]
-    before = inner.passes
     c1 = time.process_time()
     tight = CCCP(model, C, eps=tight_eps, max_iter=max_iter, inner=inner.solver).fit(X, Y, w0=res.w, session=session)
     tight_cpu = time.process_time() - c1
@@ -132,7 +131,8 @@ def _compute_run(args):
            "train_loss": train_loss, "test_loss": test_loss,
            "objective_tight": tight.objective, "iterations_tight": tight.n_iter, "converged_tight": tight.converged,
            "train_loss_tight": t_train, "test_loss_tight": t_test, "cpu_tight_s": tight_cpu,
-           "passes_tight": inner.passes - before, "w": res.w.tolist(), "w_tight": tight.w.tolist(),
+           "passes_tight": inner.count("passes") - passes, "w": res.w.tolist(), "w_tight": tight.w.tolist(),
+           "solves": solves, "solves_tight": inner.count("solves") - solves,
            "max_gap": max(_gaps(res) or [0.0]), "min_gap": min(_gaps(res) or [0.0]),
            "max_gap_tight": max(_gaps(tight) or [0.0]), "min_gap_tight": min(_gaps(tight) or [0.0]),
            **_rejections(res, tight)}
@@ -222,9 +222,9 @@ PARAMS = {
 
 ARTIFACTS = {
     "runs": "every (split, loss, C, learner) fit: objectives, losses (stopping rule and converged), CPU seconds, "
-            "oracle passes, outer iterations, largest and smallest inner gap (and of the continuation), rejected "
-            "CCCP iterations and their largest rise beyond the solve's gap; pairwise: per final w (the run's, the "
-            "continuation's) the documents where a trivial clustering or a cached answer beats the oracle, and the "
+            "oracle passes, convex solves, outer iterations, largest and smallest inner gap (and of the continuation), "
+            "rejected CCCP iterations, their largest rise beyond the solve's gap; pairwise: per final w (the run's, "
+            "the continuation's) the documents where a trivial clustering or a cached answer beats the oracle, and the "
             "objective's least underestimate the cached answers show (weights stripped)",
     "counts": "per 'split/loss': experiments in which SPL is better / worse outside the band C eps, at the stopping "
               "rule ('') and converged ('_tight')",

@@ -102,7 +102,7 @@ class NSlackCuttingPlane(InnerSolver):
 class NSlackSession(InnerSession):
     """The planes of one fit: ``ghat`` (K, d), ``b`` (K,), ``owner`` (K,) example of each plane, ``alpha``
     (K,) dual values, ``idle`` (K,) passes since a plane last had dual mass.  ``passes`` counts every
-    oracle pass of the session (all solves)."""
+    oracle pass of the session (all solves), ``solves`` its convex solves."""
 
     def __init__(self, solver, model, X, Y, C):
         super().__init__(solver, model, X, Y, C)
@@ -113,6 +113,7 @@ class NSlackSession(InnerSession):
         self.alpha = np.zeros(0)
         self.idle = np.zeros(0, dtype=np.int64)
         self.passes = 0
+        self.solves = 0
 
     solver_name = "nslack"
     _ARRAYS = ("ghat", "b", "owner", "alpha", "idle")
@@ -166,6 +167,7 @@ class NSlackSession(InnerSession):
     def _solve(self, H, *, sw, tol, w0) -> SolveResult:
         model, X, Y, C, n, s = self.model, self.X, self.Y, self.C, self.n, self.solver
         H = model.check_latent(X, H)
+        self.solves += 1
         c = C * sw / n
         p = joint_features(model, X, Y, H)                       # ground-truth features for this H
         if p.shape != (n, model.size_w):
