@@ -47,7 +47,7 @@ def test_figure1_and_tables(smoke_result):
     assert all(r["solves"] >= 1 and r["solves_tight"] >= 1 for r in a["runs"])
     budget = coreference.budget_note(res)
     cpu = sum(r["cpu_s"] + r["cpu_tight_s"] for r in a["runs"])
-    assert f"{cpu:,.0f} CPU seconds" in budget and f"about {cpu / 2 / 60:.1f} min" in budget
+    assert f"{cpu:,.0f} CPU seconds" in budget and f"about {cpu / 2:.0f} s," in budget   # smoke: seconds
     assert_table(coreference.feature_table(), 53)
     g = a["gap"]
     assert g is None and coreference.gap_reading(res).startswith("The pairwise loss was not run")

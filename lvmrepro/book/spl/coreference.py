@@ -189,11 +189,12 @@ def budget_note(res: dict) -> str:
     estimate that ignores the load of a shared machine and the last fit's tail."""
     runs = res["artifacts"]["runs"]
     cpu = sum(r["cpu_s"] + r.get("cpu_tight_s", 0.0) for r in runs)
-    own = report.own_runtime_s(res)
+    own, jobs = report.own_runtime_s(res), res.get("jobs", 1)
+    two = f"{cpu / 2 / 60:.1f} min" if cpu >= 240 else f"{cpu / 2:.0f} s"
     return (f"The {len(runs)} fits of this run used {cpu:,.0f} CPU seconds in all (the tighter continuations "
             f"included; {cpu / len(runs):.1f} s a fit). The target's own runtime was {own:,.0f} s of wall clock with "
-            f"{res.get('jobs', 1)} parallel job(s), on a machine whose other load this run does not record. The same "
-            f"CPU on two otherwise idle cores (`--jobs 2`) would take about {cpu / 2 / 60:.1f} min, plus the data "
+            f"{jobs} parallel {'job' if jobs == 1 else 'jobs'}, on a machine whose other load this run does not "
+            f"record. The same CPU on two otherwise idle cores (`--jobs 2`) would take about {two}, plus the data "
             "loading and the checks.")
 
 
