@@ -49,6 +49,10 @@ PAPER_EFFECTS = {   # mean paired differences over the nine initialisations in t
 #: BCFW (``inner_solver = "bcfw"``) evaluates its certified duality gap -- one batched oracle pass over all
 #: examples -- every this many sweeps (``benchmarks/scene_inner_solvers.py`` measured paper size with 5)
 BCFW_GAP_EVERY = 5
+#: the cutting plane's cut point between its best iterate and its model's minimiser (``cut_fraction``): fewer passes
+#: per bound than cutting at the minimiser, at the same certified gap (issue 33: the performance artifact records
+#: passes per convex step; ``tests/test_cutting_plane_warm.py`` checks the certificate)
+CUT_FRACTION = 0.1
 
 
 def _init_units(p):

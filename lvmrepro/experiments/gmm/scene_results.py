@@ -107,7 +107,9 @@ def _table3_result(ctx, p, runs, tasks, init_info, firsts, inits):
              + (f"; the others stopped at max_iter = {p['max_iter']}" if n_conv < len(runs) else ""),
              f"one test image is {one_image:.3g} accuracy points: the practical threshold of the accuracy claims",
              (f"convex steps by block-coordinate Frank-Wolfe: at most {p['inner_iter']} sweeps each"
-              if p["inner_solver"] == "bcfw" else f"convex steps: at most {p['inner_iter']} cutting planes each")
+              if p["inner_solver"] == "bcfw" else f"convex steps: at most {p['inner_iter']} cutting planes each"
+              + ("" if p.get("cut_fraction") is None else f", cut at {p['cut_fraction']:g} of the way from the best "
+                 "iterate to the cutting-plane model's minimiser"))
              + f", target duality gap {p['solver_tol']:g}",
              f"initial parts: generative model's test accuracy {init_info['generative_test_accuracy']:.1f} %"]
     return {"rows": rows, "claims": claims, "checks": checks,

@@ -27,7 +27,7 @@ _RUN_SOURCES = ("tasks/scenes/*.py", "engine/lssvm/base.py", "engine/lssvm/objec
 #: choose which runs there are; the run's initial map enters the key by its checksum)
 _RUN_PARAMS = ("features", "first_tol_factor", "step_tol_factor", "classes", "per_class", "test_per_class", "pca_dim",
                "n_parts", "lam", "eta", "eps", "max_iter", "inner_iter", "first_inner_iter", "solver_tol",
-               "start_fraction", "growth", "example_images", "inner_solver")
+               "start_fraction", "growth", "example_images", "inner_solver", "cut_fraction")
 
 
 def _run_code() -> tuple:
@@ -183,14 +183,15 @@ def _first_tol(p) -> float:
 
 def _inner(p, first: bool = False):
     """The convex steps' solver (parameter ``inner_solver``): the warm-started 1-slack cutting plane with at most
-    ``inner_iter`` planes per bound, or block-coordinate Frank-Wolfe with at most ``inner_iter`` sweeps (exact
+    ``inner_iter`` planes per bound (cut at ``cut_fraction`` between its best iterate and its model's minimiser), or
+    block-coordinate Frank-Wolfe with at most ``inner_iter`` sweeps (exact
     line search, one example per oracle call, the certified gap evaluated every :data:`BCFW_GAP_EVERY` sweeps);
     ``first_inner_iter`` instead for the shared first step."""
     from lvmrepro.engine.lssvm import BlockFrankWolfe, CuttingPlane
     budget = p["first_inner_iter"] if first else p["inner_iter"]
     if p.get("inner_solver", "cutting_plane") == "bcfw":
         return BlockFrankWolfe(max_passes=budget, gap_every=BCFW_GAP_EVERY, batch=1, seed=0)
-    return CuttingPlane(max_iter=budget)
+    return CuttingPlane(max_iter=budget, cut_fraction=p.get("cut_fraction"))
 
 
 def _train(p, task, H0, first=None):

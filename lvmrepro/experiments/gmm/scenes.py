@@ -31,7 +31,8 @@ Protocol (all parameters of the targets):
   biased (:class:`~lvmrepro.tasks.scenes.bounds.SceneBounds`), ``eta = 0.1``, each run by the generic driver
   until ``d_t < eps`` or ``max_iter`` outer iterations;
 * **convex steps** (``inner_solver``): the warm-started 1-slack cutting plane or block-coordinate Frank-Wolfe,
-  at most ``inner_iter`` planes or sweeps per bound, certified gap ``solver_tol`` (or, with ``step_tol_factor``,
+  at most ``inner_iter`` planes or sweeps per bound, the cutting plane's planes cut near its best iterate
+  (``cut_fraction``, :mod:`~lvmrepro.engine.lssvm.inner.cutting_plane`), certified gap ``solver_tol`` (or, with ``step_tol_factor``,
   an adaptive gap refined to ``solver_tol`` where a run stops).  Every learner's first bound is the initial map
   minimised from ``w_0 = 0``: that step is computed once per initialisation and handed, with the solver's
   warm-start state (``session.state()``), to all runs from that map.
@@ -54,7 +55,7 @@ from lvmrepro.experiments.gmm.scene_data import (  # noqa: F401  (the chapter's 
 )
 from lvmrepro.experiments.gmm.scene_protocol import (  # noqa: F401
     _CLASS_NAMES, BCFW_GAP_EVERY, KIND, LAMBDAS, METHODS, PAPER_EFFECTS, PAPER_TABLE3, PAPER_TABLE4_SCENE,
-    TOLERANCE_COLUMN, _init_units,
+    CUT_FRACTION, TOLERANCE_COLUMN, _init_units,
 )
 from lvmrepro.experiments.gmm.scene_results import (  # noqa: F401
     PAPER_RUN_SECONDS, _ms, _per_init, _table3_result, _tolerance_rows, table4_from,
@@ -79,6 +80,7 @@ BOOK_REDUCTION = {"per_class": 15, "n_parts": 25, "inner_solver": "cutting_plane
 def _scales():
     common = {"eta": 0.1, "lambdas": list(LAMBDAS), "start_fraction": 0.1, "growth": 1.25, "kmeans_iterations": 20,
               "features": "cnn", "evaluate_on": "test", "first_tol_factor": 10.0, "step_tol_factor": None,
+              "cut_fraction": CUT_FRACTION,
               # the positive control (scene_control): planted data sets, seconds at every scale
               "control_units": 5, "control_per_class": 10}
     return {
@@ -141,6 +143,9 @@ def _check(p):
                 "control_units": Int(1, 50, help="the positive control's planted data sets (its paired units)"),
                 "control_per_class": Int(2, 100, help="the positive control's training images per class (twice as "
                                          "many test images)"),
+                "cut_fraction": Float(0, 1, lo_open=True, optional=True, help="the cutting plane's cut point between "
+                                      "its best iterate (0) and its model's minimiser (1; None: at the minimiser, "
+                                      "the plain method)"),
                 "inner_solver": Choice("cutting_plane", "bcfw", help="the convex steps' solver: the warm-started "
                                        "1-slack cutting plane or block-coordinate Frank-Wolfe (inner_iter and "
                                        "first_inner_iter count its planes or its sweeps)")},
