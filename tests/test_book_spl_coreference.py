@@ -48,6 +48,10 @@ def test_figure1_and_tables(smoke_result):
     budget = coreference.budget_note(res)
     cpu = sum(r["cpu_s"] + r["cpu_tight_s"] for r in a["runs"])
     assert f"{cpu:,.0f} CPU seconds" in budget and f"about {cpu / 2:.0f} s," in budget   # smoke: seconds
+    oracle = sum(r["oracle_cpu_s"] for r in a["runs"])
+    assert f"the oracle passes alone took {oracle:,.0f} of" in budget
+    assert all(0 < r["oracle_cpu_s"] + r["qp_cpu_s"] <= r["cpu_s"] for r in a["runs"])
+    assert 0 < runtime[0]["oracle share of the CPU"] + runtime[0]["QP share"] <= 1
     assert_table(coreference.feature_table(), 53)
     g = a["gap"]
     assert g is None and coreference.gap_reading(res).startswith("The pairwise loss was not run")

@@ -80,8 +80,8 @@ class _CountingNSlack:
         self.sessions = []
         self.solver = Counting()
 
-    def count(self, what: str) -> int:
-        return int(sum(getattr(s, what) for s in self.sessions))   # "passes" or "solves" of every session
+    def count(self, what: str):
+        return sum(getattr(s, what) for s in self.sessions)   # passes, solves, oracle_s or qp_s of every session
 
 
 def _mean_loss(model, w, X, Y):
@@ -115,8 +115,8 @@ def _compute_run(args):
         res = CCCP(model, C, eps=eps, max_iter=max_iter, inner=inner.solver).fit(X, Y, H0=H0)
     else:
         res = SelfPaced(model, C, eps=eps, mu=mu, T0=T0, max_iter=max_iter, inner=inner.solver).fit(X, Y, H0=H0)
-    cpu, wall, passes, solves = (time.process_time() - c0, time.perf_counter() - t0, inner.count("passes"),
-                                 inner.count("solves"))
+    cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    passes, solves, oracle, qp = (inner.count(k) for k in ("passes", "solves", "oracle_s", "qp_s"))
     # continued by CCCP to the tighter tolerance, in the run's own solver session (its planes re-used)
     session = inner.sessions[-1]
     c1 = time.process_time()
@@ -132,7 +132,7 @@ def _compute_run(args):
            "objective_tight": tight.objective, "iterations_tight": tight.n_iter, "converged_tight": tight.converged,
            "train_loss_tight": t_train, "test_loss_tight": t_test, "cpu_tight_s": tight_cpu,
            "passes_tight": inner.count("passes") - passes, "w": res.w.tolist(), "w_tight": tight.w.tolist(),
-           "solves": solves, "solves_tight": inner.count("solves") - solves,
+           "solves": solves, "solves_tight": inner.count("solves") - solves, "oracle_cpu_s": oracle, "qp_cpu_s": qp,
            "max_gap": max(_gaps(res) or [0.0]), "min_gap": min(_gaps(res) or [0.0]),
            "max_gap_tight": max(_gaps(tight) or [0.0]), "min_gap_tight": min(_gaps(tight) or [0.0]),
            **_rejections(res, tight)}
@@ -222,10 +222,11 @@ PARAMS = {
 
 ARTIFACTS = {
     "runs": "every (split, loss, C, learner) fit: objectives, losses (stopping rule and converged), CPU seconds, "
-            "oracle passes, convex solves, outer iterations, largest and smallest inner gap (and of the continuation), "
-            "rejected CCCP iterations, their largest rise beyond the solve's gap; pairwise: per final w (the run's, "
-            "the continuation's) the documents where a trivial clustering or a cached answer beats the oracle, and the "
-            "objective's least underestimate the cached answers show (weights stripped)",
+            "oracle passes and convex solves (and the CPU seconds of the passes and of the QPs), outer iterations, "
+            "largest and smallest inner gap (and of the continuation), rejected CCCP iterations, their largest rise "
+            "beyond the solve's gap; pairwise: per final w (the run's, the continuation's) the documents where a "
+            "trivial clustering or a cached answer beats the oracle, and the objective's least underestimate the cached "
+            "answers show (weights stripped)",
     "counts": "per 'split/loss': experiments in which SPL is better / worse outside the band C eps, at the stopping "
               "rule ('') and converged ('_tight')",
     "best": "per 'loss/part': each learner's smallest loss over the C grid, per split",

@@ -45,6 +45,8 @@ oracle's own, already valid, answers; it must equal ``joint_feature`` and ``loss
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from lvmrepro.engine.lssvm.inner.base import InnerSession, InnerSolver, SolveResult, check_state
@@ -102,7 +104,8 @@ class NSlackCuttingPlane(InnerSolver):
 class NSlackSession(InnerSession):
     """The planes of one fit: ``ghat`` (K, d), ``b`` (K,), ``owner`` (K,) example of each plane, ``alpha``
     (K,) dual values, ``idle`` (K,) passes since a plane last had dual mass.  ``passes`` counts every
-    oracle pass of the session (all solves), ``solves`` its convex solves."""
+    oracle pass of the session (all solves), ``solves`` its convex solves, ``oracle_s`` and ``qp_s`` the CPU
+    seconds (process time) of its oracle passes and of its cached QPs."""
 
     def __init__(self, solver, model, X, Y, C):
         super().__init__(solver, model, X, Y, C)
@@ -114,6 +117,7 @@ class NSlackSession(InnerSession):
         self.idle = np.zeros(0, dtype=np.int64)
         self.passes = 0
         self.solves = 0
+        self.oracle_s = self.qp_s = 0.0
 
     solver_name = "nslack"
     _ARRAYS = ("ghat", "b", "owner", "alpha", "idle")
@@ -191,7 +195,9 @@ class NSlackSession(InnerSession):
         qp_tol = 0.25 * tol
         converged, it, qp_epochs = False, 0, 0
         for it in range(1, s.max_iter + 1):
+            c0 = time.process_time()
             terms = model.inference_terms(w, X, Y, None, complete=False)
+            self.oracle_s += time.process_time() - c0
             self.passes += 1
             fixed = p @ w
             viol = terms.aug - fixed                      # xi_i before the max with 0
@@ -232,6 +238,7 @@ class NSlackSession(InnerSession):
             else:
                 qp_tol *= 0.25   # nothing new: only a more accurate QP can close the gap
             # inexact QPs while the gap is large: a tenth of the current gap, never looser
+            c0 = time.process_time()
             if s.qp == "newton":
                 # to a small fraction of the solve's target (the IPM converges fast at the end): the next
                 # query point is then (nearly) the cached problem's optimum, as with the exact solvers
@@ -244,6 +251,7 @@ class NSlackSession(InnerSession):
                                                     max_epochs=s.qp_epochs, inner_steps=s.inner_steps, order=active,
                                                     backend=s.backend)
             qp_epochs += ep
+            self.qp_s += time.process_time() - c0
             dual = max(dual, float(self.alpha @ self.b) - 0.5 * float(w_alpha @ w_alpha))
             w = w_alpha
             # idle: no dual mass to speak of (an interior point leaves inactive planes a barrier-sized mass)
