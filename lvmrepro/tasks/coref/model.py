@@ -278,12 +278,21 @@ class CorefModel(LatentModel):
 
     def impute_latent(self, w, X, Y):
         X, w = self._check_X(X), self._check_w(w)
+        golds = self._golds(X, Y)
+        # CCCP completes at the w whose objective it has just evaluated (which completed there too): the last answer
+        # is kept, keyed as the loss-augmented memo is (read-only forests, so a caller cannot change the kept ones)
+        key, memo = (w.tobytes(), X, X.version, golds), self.__dict__.get("_impute_memo")
+        if memo is not None and memo[0][0] == key[0] and memo[0][1] is X and memo[0][2] == key[2] \
+                and memo[0][3] is golds:
+            return list(memo[1][0]), memo[1][1].copy()
         tw = table_scores(X.table, w, self.backend)
         H, best = [], np.empty(len(X))
-        for d, (idx, y) in enumerate(zip(X.index, self._golds(X, Y))):
+        for d, (idx, y) in enumerate(zip(X.index, golds)):
             h, best[d] = self._complete(tw, idx, y)
+            h.setflags(write=False)
             H.append(h)
-        return H, best
+        self._impute_memo = (key, (H, best.copy()))
+        return list(H), best
 
     def loss_augmented_inference(self, w, X, Y):
         X, w = self._check_X(X), self._check_w(w)
@@ -360,6 +369,10 @@ class CorefModel(LatentModel):
                 h_best.append(hb)
             if H is not None:
                 fixed[d] = tw[idx[forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
+        # the same answers loss_augmented_inference gives at this w: kept in its memo, so the learner's objective at
+        # the solver's returned w (often the last pass's w) does not repeat the pass
+        self._lai_memo = ((w.tobytes(), X, X.version, golds),
+                          (list(terms["ybar"]), list(terms["hbar"]), terms["aug"].copy()))
         return InferenceTerms(fixed=fixed, best=best, h_best=h_best, **terms)
 
     # ----------------------------------------------------------------- initial latent values
