@@ -390,3 +390,29 @@ def test_lower_reading_quotes_locality_the_choice_and_the_stand_in_test():
                                                                               "stand_in": {"separates": True}}}, top)
     untrained = _fake(0.01, [6.7] * 3, evaluate_on="test", objective=1.0)
     assert "no run trained" in L.lower_reading(val, untrained, top)
+
+
+@needs_data
+def test_performance_rows_quote_the_result(res):
+    from lvmrepro.book.gmm import scenes_tables as T
+    perf = res["artifacts"]["performance"]
+    table = T.runtime_table(res)
+    by = {r["learner"]: r for r in table["rows"]}
+    for m, L in perf["learners"].items():
+        assert by[m]["CPU s per run, mean"] == L["run_cpu_s"] and by[m]["passes per step, mean"] == L["passes_per_step"]
+        assert by[m]["largest step"] == L["passes_per_step_max"] >= L["passes_per_step"]
+    assert f"{perf['pass_floor_cpu_s']:.3g} CPU s" in table["caption"] and "cut at 0.1" in table["caption"]
+    cut = T.cut_rule_table(res)
+    cmp = perf["cut_rule"]
+    assert [r["passes, plain"] for r in cut["rows"]] == [s["passes"] for s in cmp["plain"]]
+    assert [r["passes, cut"] for r in cut["rows"]] == [s["passes"] for s in cmp["cut"]]
+    # both certified; on the shared first bound the two objectives agree within the two gaps
+    first_plain, first_cut = cmp["plain"][0], cmp["cut"][0]
+    assert first_plain["converged"] and first_cut["converged"]
+    assert abs(first_plain["primal"] - first_cut["primal"]) <= first_plain["gap"] + first_cut["gap"] + 1e-12
+
+
+def test_performance_tables_without_a_record():
+    from lvmrepro.book.gmm import scenes_tables as T
+    res = {"scale": "smoke", "artifacts": {}}
+    assert T.runtime_table(res)["rows"] == [] and T.cut_rule_table(res) is None
