@@ -51,6 +51,10 @@ def test_every_case_of_the_outlook_is_reached_and_counted(tmp_path):
         "unstored": "beyond scale, not stored"}
     assert rows["decided"]["beyond"] == stats.FAILS and rows["decided"]["beyond_n"] == 20
     assert "finds it fails at n = 20" in rows["decided"]["line"]
+    # an undecided beyond verdict says why in the beyond run's own words; a decided one needs no reason
+    open_reason = beyond["convexmr.table1"]["claims"][1]["reason"]
+    assert open_reason and f"finds it inconclusive at n = 10 ({open_reason.rstrip('.')})" in rows["open"]["line"]
+    assert "(" not in rows["decided"]["line"].split("finds it fails at n = 20")[1].split(";")[0]
     assert "only show a fail" in rows["small"]["line"] and "power model" not in rows["small"]["line"]
     assert B.NO_MORE_UNITS["gmm.table1"] in rows["sets"]["line"]
     assert "lvmrepro run spl.fig3 --scale beyond" in rows["unstored"]["line"]
@@ -68,3 +72,20 @@ def test_an_equivalence_can_hold_at_any_n():
              for k in ("a", "b")}
     agg = stats.all_cells_claim("same", "s", cells, unit="value of C")
     assert not scorecard.only_fail_reachable(agg)
+
+
+def test_the_claims_table_says_why_a_beyond_run_leaves_a_claim_undecided():
+    """The beyond column of a target's claims table: a decided cell gives its n and interval, an undecided one also
+    its reason (the claim stays undecided at more units: why, in the run's words)."""
+    from lvmrepro.book import report
+    four = (base[:4] - 1, base[:4])
+    paper = _result("convexmr.table1", [_claim("decided", *four), _claim("open", *four)])
+    beyond = _result("convexmr.table1", [_claim("decided", base + 1, base),
+                                         _claim("open", base[:10] - np.tile([1, -1], 5), base[:10])], "beyond")
+    reason = beyond["claims"][1]["reason"]
+    cells = re.findall(r'<td data-claim="convexmr.table1:(\w+)"[^>]*>(.*?)</td>', report.claims_html(paper, beyond))
+    by = {}
+    for cid, cell in cells:
+        by.setdefault(cid, []).append(html.unescape(cell))
+    assert reason in by["open"][-1] and "n = 10" in by["open"][-1]
+    assert "n = 20" in by["decided"][-1] and by["decided"][-1].count("<small>") == 1

@@ -9,7 +9,7 @@ import json
 import re
 from decimal import Decimal
 from pathlib import Path
-from lvmrepro.stats import (CHECK_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, INCONCLUSIVE, NOT_TESTABLE,
+from lvmrepro.stats import (CHECK_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, HOLDS_OF, INCONCLUSIVE, NOT_TESTABLE,
                             UNDECIDABLE, VERDICT_MEANING, could_show_phrase, plural, power_line,
                             verdict_of)
 
@@ -335,8 +335,11 @@ def _beyond_cell(target: str, c: dict, beyond: dict | None) -> str:
         thr = other.get("threshold") if isinstance(other.get("threshold"), (int, float)) else 0.0
         scale = max(abs(lo), abs(hi), abs(thr))
         ci = f", 95% CI [{interval_end(lo, scale)}, {interval_end(hi, scale)}]"
+    why = ""
+    if HOLDS_OF.get(verdict_word(other)) is None and other.get("reason"):   # undecided at the beyond run's n too
+        why = f"<br><small>{html.escape(str(other['reason']))}</small>"
     return (f'<td{claim_attributes(target, other, beyond.get("created", ""))}>{state_badge(verdict_word(other))}'
-            f"<br><small>n = {other.get('n')}{ci}</small></td>")
+            f"<br><small>n = {other.get('n')}{ci}</small>{why}</td>")
 
 
 def _claim_rows(target: str, claims, run: str, beyond: dict | None = None) -> str:

@@ -202,7 +202,7 @@ def beyond_outlook(results: dict, beyond: dict) -> list[dict]:
     "beyond run" (a stored beyond run has it: ``beyond`` its verdict word and ``n``) or "beyond scale, not stored";
     with the power model's ``n_to_decide`` and what it is for, and a ``line`` saying it."""
     from lvmrepro.experiments.beyond import outlook
-    from lvmrepro.stats import UNDECIDABLE
+    from lvmrepro.stats import HOLDS_OF, UNDECIDABLE
     out = []
     for t, r in results.items():
         for c in r.get("claims", []):
@@ -231,7 +231,11 @@ def beyond_outlook(results: dict, beyond: dict) -> list[dict]:
                 text = "the paper's protocol has no more units in our data" + (f": {why}" if why else "")
             bits = [text] if text else []
             if other is not None:
-                bits.append(f"the stored beyond run finds it {verdict_word(other)} at n = {other.get('n')}")
+                found = f"the stored beyond run finds it {verdict_word(other)} at n = {other.get('n')}"
+                # an undecided verdict of the beyond run says why in its own words (its n is not the paper's)
+                if HOLDS_OF.get(verdict_of(other)) is None and other.get("reason"):
+                    found += f" ({str(other['reason']).rstrip('.')})"
+                bits.append(found)
             if c.get("n_to_decide") and row["case"] != "only fails":
                 bits.append(f"the power model's n: about {c['n_to_decide']} units ({c.get('n_to_decide_for')})")
             row["line"] = f"{t} {c['id']} (n = {c.get('n')}): " + "; ".join(bits) + "."
