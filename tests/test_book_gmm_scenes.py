@@ -385,9 +385,10 @@ def test_lower_reading_quotes_locality_the_choice_and_the_stand_in_test():
     assert "35.0 to 44.0 % test accuracy (45.0 to 54.0 % on their training images)" in text
     assert "to 0.9700 at best" in text and "4.20 to 4.20 distinct parts per image" in text
     assert "reaches 40.0 %, 4.0 points below the best cell" in text
-    assert "does not meet issue 31's acceptance line" in text
-    assert "meets issue 31's" in L.lower_reading(val, {**lower, "artifacts": {**lower["artifacts"],
-                                                                              "stand_in": {"separates": True}}}, top)
+    assert ("By the stand-in test, the stand-in cnn-block4 (75 training images, lambda = 0.01) does not pass issue "
+            "31's acceptance line (x): the book keeps the last layer.") in text
+    assert "the stand-in cnn-block4 (75 training images, lambda = 0.01) passes issue 31's" in L.lower_reading(
+        val, {**lower, "artifacts": {**lower["artifacts"], "stand_in": {"separates": True}}}, top)
     untrained = _fake(0.01, [6.7] * 3, evaluate_on="test", objective=1.0)
     assert "no run trained" in L.lower_reading(val, untrained, top)
 
@@ -416,3 +417,65 @@ def test_performance_tables_without_a_record():
     from lvmrepro.book.gmm import scenes_tables as T
     res = {"scale": "smoke", "artifacts": {}}
     assert T.runtime_table(res)["rows"] == [] and T.cut_rule_table(res) is None
+
+
+def test_acceptance_sentence_names_the_stand_in_and_follows_the_result():
+    from lvmrepro.book.gmm import scenes_layers as L
+    passing = _fake(0.001, [50.0] * 3, evaluate_on="test", stand_in={"separates": True})
+    assert L.acceptance_sentence(passing).startswith(
+        "By the stand-in test, the stand-in cnn-block4 (75 training images, lambda = 0.001) passes issue 31's")
+    failing = _fake(0.001, [50.0] * 3, evaluate_on="test", stand_in={"separates": False, "reason": "saturated here"})
+    text = L.acceptance_sentence(failing)
+    assert "does not pass issue 31's acceptance line (saturated here)" in text and "passes" not in text
+    hog = {**failing, "params": {**failing["params"], "features": "hog", "lam": 0.01}}
+    assert "the stand-in hog (75 training images, lambda = 0.01) does not pass" in L.acceptance_sentence(hog)
+    assert "not measured in the run of the stand-in cnn-block4" in L.acceptance_sentence(_fake(0.01, [50.0] * 3))
+
+
+def test_choosing_lambda_refuses_mixed_or_repeated_validation_runs():
+    from lvmrepro.book.gmm import scenes_layers as L
+    hog = _fake(0.001, [30.0] * 3)
+    hog["params"]["features"] = "hog"
+    with pytest.raises(ValueError, match="one region feature"):
+        L.chosen_lambda([_fake(0.01, [40.0] * 3), hog])
+    with pytest.raises(ValueError, match="one validation result"):
+        L.chosen_lambda([_fake(0.01, [40.0] * 3), _fake(0.01, [30.0] * 3)])
+    empty = {**_fake(0.01, [40.0] * 3), "rows": [{"method": "CCP", "init": "random-tol", "accuracy": 9.0}]}
+    with pytest.raises(ValueError, match="no Table 3 cells"):
+        L.mean_accuracy(empty)
+
+
+def test_validation_rows_and_lower_reading_when_nothing_trained():
+    from lvmrepro.book.gmm import scenes_layers as L
+    untrained = _fake(0.01, [6.7] * 3, objective=1.0)
+    rows = L.validation_rows([untrained, _fake(0.001, [20.0] * 3)])
+    assert rows[0]["trained cells"] == "0 of 3" and rows[0]["final parts per image"] == "-"
+    assert rows[0]["lowest F"] == "1.0000" and [r["chosen"] for r in rows] == ["", "yes"]
+    assert L.validation_table([untrained])["rows"][0]["chosen"] == "yes"
+    # no locality recorded: no cosine sentence, and no baseline: no baseline clause
+    lower = _fake(0.001, [30.0, 35.0, 33.0], evaluate_on="test")
+    lower["artifacts"]["linear_baseline"] = {}
+    text = L.lower_reading([untrained], lower, _fake(0.01, [80.0] * 3, evaluate_on="test"))
+    assert "mean cosine" not in text and "linear SVM" not in text and "30.0 to 35.0 % test accuracy" in text
+
+
+def test_features_rows_without_trained_cells_show_dashes():
+    untrained = _fake(0.01, [6.7] * 3, evaluate_on="test", objective=1.0,
+                      stand_in={"separates": False, "untrained": True, "reason": "no run trained"})
+    untrained["params"].update(lambdas=[0.0, 0.5], n_parts=8)
+    row = B.features_rows([untrained])[0]
+    assert row["trained cells %"] == "none" and row["their training %"] == "-" and row["lowest F"] == "-"
+    assert row["final parts per image"] == "-" and row["can separate the learners"].startswith("no: nothing trained")
+    assert row["features"] == "cnn-block4" and row["training / test images"] == "75 / 75"
+    assert row["linear SVM on the bag average %"] == "40.0" and row["cosine: same image / other images"] == "-"
+
+
+@needs_data
+def test_result_locality_is_that_of_the_runs_training_regions(res):
+    from lvmrepro.experiments.gmm.scene_data import _data_key, training_data
+    from lvmrepro.tasks.scenes.baseline import region_locality
+    want = region_locality(training_data(*_data_key(res["params"]))[0])
+    got = res["artifacts"]["linear_baseline"]["locality"]
+    assert set(got) == {"same_image", "neighbours", "other_images"}
+    for k in got:
+        assert got[k] == pytest.approx(want[k], rel=1e-12, abs=1e-12)

@@ -106,3 +106,92 @@ def test_load_scene_data_on_the_lower_layer():
     # not the last layer's cached PCA
     cnn_data = features.load_scene_data(8, classes=("Bedroom", "Coast"), per_class=2)
     assert cnn_data.pca.mean.shape == (1280,)
+
+
+def _tiny_graph():
+    """x (2, 3) -> a = Relu(x) -> b = a + x -> c = b * W (an output); a side branch d = Neg(x) (another output)
+    that b does not depend on; W an initialiser."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    W = np.array([1.0, -2.0, 0.5], dtype=np.float32)
+    nodes = [helper.make_node("Neg", ["x"], ["d"], name="side"),
+             helper.make_node("Relu", ["x"], ["a"], name="relu"),
+             helper.make_node("Add", ["a", "x"], ["b"], name="add"),
+             helper.make_node("Mul", ["b", "W"], ["c"], name="mul")]
+    graph = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("c", TensorProto.FLOAT, [2, 3]),
+                               helper.make_tensor_value_info("d", TensorProto.FLOAT, [2, 3])],
+                              initializer=[numpy_helper.from_array(W, "W")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    return model, W
+
+
+def test_prune_to_tensor_on_a_tiny_graph_matches_numpy():
+    import onnxruntime as ort
+    model, W = _tiny_graph()
+    before = model.SerializeToString()
+    x = np.array([[-1.0, 0.5, 2.0], [3.0, -0.25, 0.0]], dtype=np.float32)
+    reference = {"a": np.maximum(x, 0), "b": np.maximum(x, 0) + x, "c": (np.maximum(x, 0) + x) * W, "d": -x}
+    kept = {"a": ["relu"], "b": ["relu", "add"], "c": ["relu", "add", "mul"], "d": ["side"]}
+    for tensor, names in kept.items():
+        pruned = cnn_layers.prune_to_tensor(model, tensor)
+        assert [n.name for n in pruned.graph.node] == names
+        assert [o.name for o in pruned.graph.output] == [tensor]
+        sess = ort.InferenceSession(pruned.SerializeToString(), providers=["CPUExecutionProvider"])
+        (got,) = sess.run(None, {"x": x})
+        np.testing.assert_array_equal(got, reference[tensor])
+    assert model.SerializeToString() == before            # the input model is not changed
+    for missing in ("x", "W", "/no/such/tensor"):         # graph inputs and initialisers are not node outputs
+        with pytest.raises(ValueError, match="no tensor"):
+            cnn_layers.prune_to_tensor(model, missing)
+
+
+def _fake_registry(sha):
+    class Entry:
+        sha256 = sha
+
+    class Registry:
+        def entry(self, name):
+            return Entry()
+    return lambda: Registry()
+
+
+def test_layer_cache_key_follows_graph_tensor_pooling_input_and_preprocessing(monkeypatch):
+    from lvmrepro.datasets import registry
+    d0 = cnn_layers.feature_cache_dir(FEATURE)
+    assert cnn_layers.feature_cache_dir(FEATURE) == d0                         # deterministic
+    changes = [
+        lambda m: m.setattr(registry, "default_registry", _fake_registry("0" * 64)),
+        lambda m: m.setitem(cnn_layers.LAYERS, FEATURE, ("/_blocks.4/Add_output_0", 40, 16)),
+        lambda m: m.setattr(cnn_layers, "POOLING", {**cnn_layers.POOLING, "version": 2}),
+        lambda m: m.setattr(cnn_layers, "INPUT_SIZE", 2 * cnn_layers.INPUT_SIZE),
+        lambda m: m.setattr(cnn_layers, "GRID", 5),
+        lambda m: m.setattr(cnn, "PREPROCESS", {**cnn.PREPROCESS, "version": 2}),
+    ]
+    seen = {d0}
+    for change in changes:
+        with pytest.MonkeyPatch.context() as m:
+            change(m)
+            d = cnn_layers.feature_cache_dir(FEATURE)
+        assert d.parent == d0.parent and d not in seen
+        seen.add(d)
+    assert cnn_layers.feature_cache_dir(FEATURE) == d0
+    with pytest.raises(ValueError, match="unknown CNN layer feature"):
+        cnn_layers.feature_cache_dir("cnn")
+
+
+def test_pca_cache_is_keyed_on_the_features_and_the_layer(monkeypatch):
+    class Image:
+        def __init__(self, sha):
+            self.sha256 = sha
+    train, test = [Image("a" * 64), Image("b" * 64)], [Image("c" * 64)]
+    dirs = {f: features._cache_dir(train, test, 8, f) for f in features.FEATURES}
+    assert len(set(dirs.values())) == len(features.FEATURES)
+    assert features._cache_dir(train, test, 8, FEATURE) == dirs[FEATURE]
+    assert features._cache_dir(train, [Image("d" * 64)], 8, FEATURE) != dirs[FEATURE]   # another evaluation split
+    monkeypatch.setitem(cnn_layers.LAYERS, FEATURE, ("/_blocks.2/Add_output_0", 24, 4))
+    assert features._cache_dir(train, test, 8, FEATURE) != dirs[FEATURE]
+    with pytest.raises(ValueError, match="region features must be one of"):
+        features._cache_dir(train, test, 8, "cnn-block99")

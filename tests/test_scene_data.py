@@ -199,3 +199,21 @@ def test_validation_split_holds_out_training_images():
         features.load_scene_data(8, evaluate_on="val", **kw)
     with pytest.raises(ValueError, match="validation split needs"):
         features.load_scene_data(8, classes=("Coast",), per_class=99, test_per_class=2, evaluate_on="validation")
+
+
+@needs_data
+def test_validation_runs_read_the_same_training_arrays_and_other_evaluation_arrays():
+    """evaluate_on='validation' changes only the evaluation arrays, so it changes the run cache's data digest (a
+    validation run never reuses a test run's records) while the training side -- hence the first steps and the
+    initial maps -- is the test run's."""
+    from lvmrepro.experiments.gmm.scene_data import _data_key, training_data
+    from lvmrepro.experiments.gmm.scene_runs import _data_digest
+    p = {"classes": ["Bedroom", "Coast"], "per_class": 3, "test_per_class": 2, "pca_dim": 8, "features": "hog"}
+    assert _data_key(p)[-1] == "test"
+    v = {**p, "evaluate_on": "validation"}
+    assert _data_key(v)[-1] == "validation"
+    Xa, ya, Ta, ta, nua = training_data(*_data_key(p))
+    Xb, yb, Tb, tb, nub = training_data(*_data_key(v))
+    assert np.array_equal(Xa, Xb) and np.array_equal(ya, yb) and nua == nub
+    assert Tb.shape == Ta.shape and not np.array_equal(Ta, Tb) and tb.tolist() == [0, 0, 1, 1]
+    assert _data_digest(*_data_key(p)) != _data_digest(*_data_key(v))

@@ -68,3 +68,30 @@ def test_region_locality_matches_explicit_pairs():
     assert loc["same_image"] > loc["other_images"]
     with pytest.raises(ValueError, match="n >= 2"):
         region_locality(X[:1])
+
+
+def test_region_locality_exact_cases_and_bad_input():
+    from lvmrepro.tasks.scenes.baseline import region_locality
+    rng = np.random.default_rng(3)
+    # every region of an image the same vector, images orthogonal after centring: same-image and neighbour
+    # cosines are 1; the other-image cosine is that of the centred image vectors, computed by hand
+    V = rng.normal(size=(3, 4))
+    X = np.broadcast_to(V[:, None, None, :], (3, 2, 3, 4)).copy()
+    loc = region_locality(X)
+    assert loc["same_image"] == pytest.approx(1.0) and loc["neighbours"] == pytest.approx(1.0)
+    U = V - V.mean(axis=0)
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    C = U @ U.T
+    assert loc["other_images"] == pytest.approx((C.sum() - np.trace(C)) / 6)
+    # a region at the mean has no direction: it counts as cosine 0 in every pair.  Image 0 is (a, b, 0), image 1
+    # (-a, -b, 0), so the mean region is 0; of the 12 ordered same-image pairs, 4 are (a, b)-like with cosine c
+    a, b = np.array([1.0, -2.0, 3.0]), np.array([2.0, 0.5, -1.0])    # exact sums: the mean is exactly 0
+    c = a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+    Y = np.array([[[a, b, np.zeros(3)]], [[-a, -b, np.zeros(3)]]])
+    got = region_locality(Y)
+    assert got["same_image"] == pytest.approx(4 * c / 12)
+    assert got["neighbours"] == pytest.approx((c + 0 + c + 0) / 4)
+    assert got["other_images"] == pytest.approx((-4 - 4 * c) / 18)    # (a,-a), (b,-b), (a,-b), (b,-a), both orders
+    for shape in [(2, 10, 10), (2, 1, 1, 4), (1, 2, 2, 4), (2, 2, 2, 0)]:
+        with pytest.raises(ValueError, match="region features"):
+            region_locality(np.zeros(shape))

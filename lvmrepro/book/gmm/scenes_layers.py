@@ -44,6 +44,12 @@ def chosen_lambda(validation: list) -> float:
     bad = [r["params"].get("evaluate_on") for r in validation if r["params"].get("evaluate_on") != "validation"]
     if bad:
         raise ValueError(f"lambda must be chosen on validation results; got evaluate_on {bad}")
+    features = sorted({r["params"].get("features") for r in validation})
+    if len(features) > 1:
+        raise ValueError(f"lambda must be chosen among runs of one region feature; got {features}")
+    lams = [r["params"]["lam"] for r in validation]
+    if len(set(lams)) < len(lams):
+        raise ValueError(f"each lambda must have one validation result; got lambdas {lams}")
     best = max(validation, key=lambda r: (round(mean_accuracy(r), 9), r["params"]["lam"]))
     return float(best["params"]["lam"])
 
@@ -108,9 +114,21 @@ def lower_reading(validation: list, lower: dict, top: dict) -> str:
             text += (f"; the linear SVM on the bag average reaches {base['test_accuracy']:.1f} %, "
                      f"{abs(base['test_accuracy'] - best):.1f} points {side} the best cell")
         out.append(text + ".")
-    st = lower["artifacts"].get("stand_in") or {}
-    verdict = ("By the stand-in test, this layer meets issue 31's acceptance line at this size" if st.get("separates") is True
-               else "By the stand-in test, this layer does not meet issue 31's acceptance line at this size: the book "
-                    "keeps the last layer" if st.get("separates") is False else "The stand-in test is not measured in this run")
-    out.append(f"{verdict}.")
+    out.append(acceptance_sentence(lower))
     return " ".join(out)
+
+
+def acceptance_sentence(res: dict) -> str:
+    """Issue 31's acceptance in one sentence, naming the stand-in (its features, training images and lambda) and
+    read from the result's stand-in test (``artifacts["stand_in"]``, :func:`lvmrepro.experiments.gmm.scenes.
+    stand_in_separation`): passes, does not pass (with the test's reason), or not measured."""
+    st = res["artifacts"].get("stand_in") or {}
+    name = (f"the stand-in {res['params']['features']} ({res['artifacts']['n_train']} training images, "
+            f"lambda = {res['params']['lam']:g})")
+    if st.get("separates") is True:
+        return (f"By the stand-in test, {name} passes issue 31's acceptance line: the linear SVM on the bag average is "
+                f"well below the trained cells and the trained maps keep more than {FEW_PARTS:g} parts per image.")
+    if st.get("separates") is False:
+        return (f"By the stand-in test, {name} does not pass issue 31's acceptance line ({st.get('reason') or 'no reason recorded'}): "
+                "the book keeps the last layer.")
+    return f"The stand-in test is not measured in the run of {name}."

@@ -44,14 +44,14 @@ def feature_dim(feature: str) -> int:
     return LAYERS[check_feature(feature)][1]
 
 
-@lru_cache(maxsize=4)
-def layer_graph(tensor: str) -> bytes:
-    """The registered feature graph with ``tensor`` as its only output, pruned to the nodes it depends on
-    (serialised ONNX)."""
+def prune_to_tensor(model, tensor: str):
+    """A copy of the ONNX ``model`` whose only output is ``tensor`` and whose nodes are those ``tensor`` depends on,
+    in the model's order (a topological order); inputs and initialisers are kept, so the kept nodes compute what
+    they compute in the full graph.  ``tensor`` must be produced by a node (not a graph input)."""
     import onnx
-    from lvmrepro.datasets.registry import fetch
-    model = onnx.load(str(fetch(cnn.FEATURE_GRAPH)))
-    producer = {out: node for node in model.graph.node for out in node.output}
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    producer = {name: node for node in out.graph.node for name in node.output}
     if tensor not in producer:
         raise ValueError(f"the feature graph has no tensor {tensor!r}")
     needed, frontier = set(), [tensor]
@@ -60,12 +60,21 @@ def layer_graph(tensor: str) -> bytes:
         if node is not None and id(node) not in needed:
             needed.add(id(node))
             frontier.extend(node.input)
-    kept = [node for node in model.graph.node if id(node) in needed]   # graph order is a topological order
-    del model.graph.node[:]
-    model.graph.node.extend(kept)
-    del model.graph.output[:]
-    model.graph.output.append(onnx.helper.make_tensor_value_info(tensor, onnx.TensorProto.FLOAT, None))
-    return model.SerializeToString()
+    kept = [node for node in out.graph.node if id(node) in needed]   # graph order is a topological order
+    del out.graph.node[:]
+    out.graph.node.extend(kept)
+    del out.graph.output[:]
+    out.graph.output.append(onnx.helper.make_tensor_value_info(tensor, onnx.TensorProto.FLOAT, None))
+    return out
+
+
+@lru_cache(maxsize=4)
+def layer_graph(tensor: str) -> bytes:
+    """The registered feature graph with ``tensor`` as its only output, pruned to the nodes it depends on
+    (:func:`prune_to_tensor`; serialised ONNX)."""
+    import onnx
+    from lvmrepro.datasets.registry import fetch
+    return prune_to_tensor(onnx.load(str(fetch(cnn.FEATURE_GRAPH))), tensor).SerializeToString()
 
 
 @lru_cache(maxsize=4)
