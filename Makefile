@@ -17,6 +17,8 @@ export LVMREPRO_RESULTS ?= $(abspath results)
 export LVMREPRO_CACHE ?= $(abspath build/cache)
 # The benchmark result file that `make benchmark` writes and the performance page renders.
 export LVMREPRO_BENCHMARKS ?= $(abspath build/benchmarks.json)
+# The cluster measurement (one target on a Dask LocalCluster of 1 and 2 workers) that the performance page renders.
+export LVMREPRO_CLUSTER_SCALING ?= $(abspath build/cluster_scaling.json)
 # Matplotlib's font cache lives in the project: a cache shared with other checkouts can list fonts of a
 # deleted virtual environment, and every notebook then writes 'findfont' warnings (errors in the book build).
 export MPLCONFIGDIR ?= $(abspath build/matplotlib)
@@ -38,6 +40,7 @@ NOTEBOOKS := $(wildcard notebooks/*/*.md)
 book: setup
 	$(BIN)/lvmrepro run all --scale $(SCALE) --book --jobs $(JOBS)
 	$(PY) benchmarks/run.py --keep-going --json $(LVMREPRO_BENCHMARKS)
+	-$(PY) benchmarks/cluster_scaling.py --scale $(SCALE) --json $(LVMREPRO_CLUSTER_SCALING)
 	LVMREPRO_SCALE=$(SCALE) $(BIN)/jupyter-book build . --keep-going -W
 	@echo
 	@echo "Book built: $(abspath _build/html/index.html)"

@@ -8,6 +8,7 @@ import os
 import subprocess
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable
 
@@ -53,6 +54,9 @@ class Context:
     book: bool = False
     #: seconds spent in :meth:`require` (computing or reading upstream results): not this target's own work
     upstream_s: float = 0.0
+    #: one record per :meth:`map`: its items' CPU seconds in the order they were handed out, and its wall time
+    #: (what :mod:`lvmrepro.book.scaling` projects the run's wall time on more workers from)
+    maps: list = field(default_factory=list)
 
     def seeds(self, n: int, key: int = 0) -> list[np.random.SeedSequence]:
         """``n`` independent child seeds of (seed, key): trial i always gets the same stream."""
@@ -64,9 +68,15 @@ class Context:
     def map(self, func: Callable, items, desc: str | None = None, cost=None) -> list:
         """``[func(x) for x in items]``, in parallel over ``jobs`` processes, with a progress bar;
         ``cost``: estimated work per item (items start longest first; results keep the items' order)."""
-        from lvmrepro.parallel import parallel_map
-        return parallel_map(func, items, jobs=self.jobs, desc=desc or self.target, progress=self.progress,
-                            cost=cost)
+        from lvmrepro.parallel import _longest_first, parallel_map
+        items = list(items)
+        order = _longest_first(len(items), cost)
+        t0 = time.perf_counter()
+        out = parallel_map(partial(_with_cpu_seconds, func), items, jobs=self.jobs, desc=desc or self.target,
+                           progress=self.progress, cost=cost)
+        self.maps.append({"desc": desc or self.target, "items": len(items), "jobs": self.jobs,
+                          "wall_s": time.perf_counter() - t0, "cpu_s": [out[i][1] for i in order]})
+        return [value for value, _ in out]
 
     def note(self, text: str) -> None:
         self.notes.append(text)
@@ -93,6 +103,13 @@ class Context:
         self.upstream.append({"target": name, "cache_key": upstream["cache_key"],
                               "runtime_s": upstream["runtime_s"], "created": upstream["created"]})
         return upstream
+
+
+def _with_cpu_seconds(func: Callable, x):
+    """``(func(x), CPU seconds of the call)`` -- measured in the process that ran it (one thread: BLAS is limited)."""
+    c0 = time.process_time()
+    value = func(x)
+    return value, time.process_time() - c0
 
 
 def package_version() -> str:
@@ -196,6 +213,8 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
         "notes": ctx.notes + list(out_obj.get("notes", [])),
         "artifacts": out_obj.get("artifacts", {}),
         "upstream": ctx.upstream,
+        # time fields: every parallel map's per-item CPU seconds (handed-out order) and wall time
+        "parallel_maps": ctx.maps,
     }
     result = seal(to_jsonable(result))
     validate_result(result)
