@@ -381,7 +381,9 @@ def test_lower_reading_quotes_locality_the_choice_and_the_stand_in_test():
                   stand_in={"separates": False, "saturated": True, "reason": "x"})
     text = L.lower_reading(val, lower, top)
     assert "mean cosine of 0.21 on this layer against 0.37 on the last layer" in text
-    assert "lambda = 0.01 gives the highest mean accuracy" in text and "(40.0 %)" in text
+    assert "lambda = 0.01 gives the highest mean accuracy" in text and "(40.0 %) -- the largest lambda tried" in text
+    assert "the smallest lambda tried" in L.lower_reading([val[1]] + [_fake(0.01, [5.0] * 3)], lower, top)
+    assert "lambda tried" not in L.lower_reading(val[:1], lower, top)
     assert "35.0 to 44.0 % test accuracy (45.0 to 54.0 % on their training images)" in text
     assert "to 0.9700 at best" in text and "4.20 to 4.20 distinct parts per image" in text
     assert "reaches 40.0 %, 4.0 points below the best cell" in text
@@ -430,6 +432,12 @@ def test_acceptance_sentence_names_the_stand_in_and_follows_the_result():
     hog = {**failing, "params": {**failing["params"], "features": "hog", "lam": 0.01}}
     assert "the stand-in hog (75 training images, lambda = 0.01) does not pass" in L.acceptance_sentence(hog)
     assert "not measured in the run of the stand-in cnn-block4" in L.acceptance_sentence(_fake(0.01, [50.0] * 3))
+    assert "max_iter" not in text                          # the fakes' rows record no convergence
+    failing["params"]["max_iter"] = 20
+    for r, done in zip(failing["rows"], (False, True, False)):
+        r["converged"] = done
+    assert ("2 of the 3 trained cells stopped at max_iter = 20 before converging, so this run may understate"
+            in L.acceptance_sentence(failing))
 
 
 def test_choosing_lambda_refuses_mixed_or_repeated_validation_runs():

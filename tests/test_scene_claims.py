@@ -16,6 +16,10 @@ def test_a_saturated_stand_in_does_not_separate_the_learners():
     rows = [_row("CCP", "0.0", 90.0), _row("G-MM biased", "0.0", 91.0), _row("G-MM random", "random", 10.0, obj=1.0)]
     sep = sr.stand_in_separation(rows, [0.0], {"test_accuracy": 93.7})
     assert sep["saturated"] and sep["separates"] is False and "93.7" in sep["reason"]
+    assert "2.7 points above the best trained cell (91.0 %): the part models do worse" in sep["reason"]
+    close = sr.stand_in_separation(rows, [0.0], {"test_accuracy": 92.5})
+    assert close["saturated"] and "within 2 points of the best trained cell (91.0 %)" in close["reason"]
+    assert "above the best" not in close["reason"]
 
 
 def test_collapsed_maps_do_not_separate_the_learners():
