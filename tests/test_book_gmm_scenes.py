@@ -434,10 +434,13 @@ def test_acceptance_sentence_names_the_stand_in_and_follows_the_result():
     assert "not measured in the run of the stand-in cnn-block4" in L.acceptance_sentence(_fake(0.01, [50.0] * 3))
     assert "max_iter" not in text                          # the fakes' rows record no convergence
     failing["params"]["max_iter"] = 20
-    for r, done in zip(failing["rows"], (False, True, False)):
-        r["converged"] = done
-    assert ("2 of the 3 trained cells stopped at max_iter = 20 before converging, so this run may understate"
-            in L.acceptance_sentence(failing))
+    for r, runs, done in zip(failing["rows"], (1, 2, 1), (0, 1, 1)):     # as in a result: counts of runs
+        r.update(runs=runs, converged=done)
+    assert ("2 of the 4 runs of the trained cells stopped at max_iter = 20 before converging, so this run may "
+            "understate" in L.acceptance_sentence(failing))
+    for r in failing["rows"]:
+        r["converged"] = r.get("runs", 1)
+    assert "max_iter" not in L.acceptance_sentence(failing)
 
 
 def test_choosing_lambda_refuses_mixed_or_repeated_validation_runs():
@@ -487,3 +490,16 @@ def test_result_locality_is_that_of_the_runs_training_regions(res):
     assert set(got) == {"same_image", "neighbours", "other_images"}
     for k in got:
         assert got[k] == pytest.approx(want[k], rel=1e-12, abs=1e-12)
+
+
+@needs_data
+def test_acceptance_sentence_reads_a_real_result(res):
+    from lvmrepro.book.gmm import scenes_layers as L
+    text = L.acceptance_sentence(res)
+    st = res["artifacts"]["stand_in"]
+    assert f"the stand-in cnn ({res['artifacts']['n_train']} training images, lambda = {res['params']['lam']:g})" in text
+    assert ("passes" in text) == (st["separates"] is True)
+    cells = [r for r in res["rows"] if r["init"] != "random-tol" and r["objective"] < 1 - 1e-9]
+    stopped = sum(r["runs"] - r["converged"] for r in cells)
+    if st["separates"] is False:
+        assert (f"{stopped} of the {sum(r['runs'] for r in cells)} runs" in text) == (stopped > 0)

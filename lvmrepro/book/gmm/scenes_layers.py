@@ -134,10 +134,13 @@ def acceptance_sentence(res: dict) -> str:
     if st.get("separates") is False:
         text = (f"By the stand-in test, {name} does not pass issue 31's acceptance line ({st.get('reason') or 'no reason recorded'}): "
                 "the book keeps the last layer.")
-        cells = trained_rows(_cells(res))
-        stopped = [r for r in cells if r.get("converged") is False]
+        # a Table 3 row counts its runs ("runs") and how many of them converged ("converged")
+        cells = [r for r in trained_rows(_cells(res)) if r.get("runs") is not None and r.get("converged") is not None]
+        runs = sum(int(r["runs"]) for r in cells)
+        stopped = runs - sum(int(r["converged"]) for r in cells)
         if stopped:
-            text += (f" {len(stopped)} of the {len(cells)} trained cells stopped at max_iter = {res['params']['max_iter']} "
-                     "before converging, so this run may understate what the part models reach on these features.")
+            text += (f" {stopped} of the {runs} runs of the trained cells stopped at max_iter = "
+                     f"{res['params']['max_iter']} before converging, so this run may understate what the part models "
+                     "reach on these features.")
         return text
     return f"The stand-in test is not measured in the run of {name}."
