@@ -89,3 +89,32 @@ def test_the_claims_table_says_why_a_beyond_run_leaves_a_claim_undecided():
         by.setdefault(cid, []).append(html.unescape(cell))
     assert reason in by["open"][-1] and "n = 10" in by["open"][-1]
     assert "n = 20" in by["decided"][-1] and by["decided"][-1].count("<small>") == 1
+
+
+def test_a_power_model_n_beyond_the_data_is_said_and_counted(tmp_path):
+    """Where the data bound the units (Table 1: the Hopkins sequences that share no point track with Table 1 or the
+    tuning set), an undecided claim whose power model's n exceeds that bound says so, and the head counts it as the
+    reason more units leave it open; a claim in another unit, or of a target without a bound, is not compared."""
+    from lvmrepro.experiments.convexmr import PAPER_TABLE1
+    from lvmrepro.experiments.convexmr.hopkins import eligible_sequences
+    from lvmrepro.tasks.motion.data import TUNING_SET
+    most, unit, what = B.units_in_data("convexmr.table1")
+    assert (most, unit) == (len(PAPER_TABLE1) + len(eligible_sequences(TUNING_SET)), "sequence") and what
+    assert B.units_in_data("spl.fig3") is None and B.units_in_data("gmm.table2") is None
+    d = np.array([0.05, -0.04, 0.03, 0.02])
+    far = {**stats.paired_claim("far", "s", base[:4] - d, base[:4], better="lower", unit="sequence",
+                                threshold=0.01, paper_effect=0.015), "id": "far"}
+    near = {**far, "id": "near", "n_to_decide": most}                    # exactly reachable: not beyond the data
+    trial = {**far, "id": "trial", "unit": "trial"}                      # another unit: not compared
+    assert far["verdict"] == stats.UNDECIDABLE and far["n_to_decide"] > most
+    (tmp_path / "convexmr.table1.json").write_text(json.dumps(_result("convexmr.table1", [far, near, trial])))
+    stored_open = {**far, "verdict": stats.INCONCLUSIVE, "holds": None, "n": 35, "reason": "power below 0.5"}
+    beyond = {"convexmr.table1": _result("convexmr.table1", [stored_open], "beyond")}
+    rows = {r["id"]: r for r in scorecard.beyond_outlook(scorecard._paper_results(tmp_path), beyond)}
+    assert {k: r["beyond_data"] for k, r in rows.items()} == {"far": True, "near": False, "trial": False}
+    assert f"about {far['n_to_decide']} units (the paper's effect), more than the data hold ({most} sequences: " \
+        in rows["far"]["line"]
+    assert "more than the data hold" not in rows["near"]["line"] + rows["trial"]["line"]
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", scorecard.beyond_outlook_html(tmp_path, beyond))))
+    assert ("For 1 of those not decided the power model's n exceeds the units the data hold, so no run beyond the "
+            "paper's n on our data is expected to decide them.") in text

@@ -200,10 +200,11 @@ def beyond_outlook(results: dict, beyond: dict) -> list[dict]:
     the paper's protocol can do for it: ``case`` "only fails" (no n makes it hold: :func:`only_fail_reachable`),
     "no more units" (the data hold none under the paper's protocol: :mod:`lvmrepro.experiments.beyond`),
     "beyond run" (a stored beyond run has it: ``beyond`` its verdict word and ``n``) or "beyond scale, not stored";
-    with the power model's ``n_to_decide`` and what it is for, and a ``line`` saying it."""
-    from lvmrepro.experiments.beyond import outlook
+    with the power model's ``n_to_decide`` and what it is for, ``beyond_data`` whether that n exceeds the units the
+    data hold (:func:`lvmrepro.experiments.beyond.units_in_data`), and a ``line`` saying it."""
+    from lvmrepro.experiments.beyond import outlook, units_in_data
     from lvmrepro.stats import HOLDS_OF, UNDECIDABLE
-    out = []
+    out, bounds = [], {}
     for t, r in results.items():
         for c in r.get("claims", []):
             if verdict_of(c) != UNDECIDABLE:
@@ -236,8 +237,19 @@ def beyond_outlook(results: dict, beyond: dict) -> list[dict]:
                 if HOLDS_OF.get(verdict_of(other)) is None and other.get("reason"):
                     found += f" ({str(other['reason']).rstrip('.')})"
                 bits.append(found)
+            row["beyond_data"] = False
             if c.get("n_to_decide") and row["case"] != "only fails":
-                bits.append(f"the power model's n: about {c['n_to_decide']} units ({c.get('n_to_decide_for')})")
+                need = f"the power model's n: about {c['n_to_decide']} units ({c.get('n_to_decide_for')})"
+                if t not in bounds:
+                    try:
+                        bounds[t] = units_in_data(t)
+                    except ValueError:      # a target no longer registered
+                        bounds[t] = None
+                bound = bounds[t]
+                if bound is not None and c.get("unit") == bound[1] and c["n_to_decide"] > bound[0]:
+                    row["beyond_data"] = True   # no run on our data can reach it
+                    need += f", more than the data hold ({bound[0]} {bound[1]}s: {bound[2]})"
+                bits.append(need)
             row["line"] = f"{t} {c['id']} (n = {c.get('n')}): " + "; ".join(bits) + "."
             out.append(row)
     return out
@@ -258,6 +270,11 @@ def beyond_outlook_html(results_dir, beyond: dict | None = None) -> str:
             f"{len(case('only fails'))} can only fail at any sample size, the paper's protocol has no more units in our "
             f"data for {len(case('no more units'))}, and more units could decide {could}: stored runs beyond the "
             f"paper's n cover {len(ran)} of these and decide {len(decided)}.")
+    short = [r for r in rows if r["beyond_data"] and r["case"] in ("beyond run", "beyond scale, not stored")
+             and HOLDS_OF.get(r["beyond"]) is None]
+    if short:   # why more units leave these open: the n they need exceeds what the data hold
+        head += (f" For {len(short)} of those not decided the power model's n exceeds the units the data hold, so "
+                 "no run beyond the paper's n on our data is expected to decide them.")
     return f"<p>{html.escape(head)}</p><ul>" + "".join(f"<li>{html.escape(r['line'])}</li>" for r in rows) + "</ul>"
 
 

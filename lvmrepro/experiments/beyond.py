@@ -4,7 +4,8 @@ paper's n cannot?
 A target whose data hold more units of its protocol (more sequences, splits, values of C) defines a ``beyond``
 scale (:data:`lvmrepro.experiments.registry.BEYOND`) and its stored run is shown beside the paper's verdicts.
 :data:`NO_MORE_UNITS` names, for the targets whose paper-scale claims can be undecidable and that have no such
-scale, why the paper's protocol has no more units in our data; :func:`outlook` says which case a target is.
+scale, why the paper's protocol has no more units in our data; :func:`outlook` says which case a target is;
+:func:`units_in_data` how many units the data hold at most, where that is a property of the data.
 """
 from __future__ import annotations
 
@@ -29,3 +30,18 @@ def outlook(name: str) -> tuple[bool, str | None]:
     if BEYOND in tgt.scales:
         return True, None
     return False, NO_MORE_UNITS.get(tgt.name)
+
+
+def units_in_data(name: str) -> tuple[int, str, str] | None:
+    """``(count, unit, what)``: the most units of target ``name``'s protocol the data hold (``unit`` the claims'
+    unit word, ``what`` says which units), so that a power model's n above ``count`` is said to be out of reach of
+    any run; None where no data bound is known (generated splits, values of C: their number is a choice)."""
+    if name == "convexmr.table1":
+        from lvmrepro.experiments.convexmr import PAPER_TABLE1
+        from lvmrepro.experiments.convexmr.hopkins import eligible_sequences
+        from lvmrepro.tasks.motion.data import TUNING_SET
+        more = len(eligible_sequences(TUNING_SET))
+        return (len(PAPER_TABLE1) + more, "sequence",
+                f"Table 1's {len(PAPER_TABLE1)} Hopkins 155 sequences and the {more} that share no point track with "
+                "them or the tuning set")
+    return None
