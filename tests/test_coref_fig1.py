@@ -81,6 +81,25 @@ def test_newton_qp_matches_clarabel_and_certifies_its_gap(seed):
     assert a @ b - 0.5 * w @ w == pytest.approx(a2 @ b - 0.5 * w2 @ w2, abs=1e-8 * scale)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_newton_qp_matches_cvxpy(seed):
+    """The NumPy interior point's certified dual value against cvxpy's on the same small cached QP (an independent
+    modelling of the dual: the blocks' simplex constraints written out)."""
+    cp = pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(100 + seed)
+    G, b, starts, total = random_qp(rng, n_blocks=8, d=6)
+    G *= (1.0, 30.0)[seed % 2]
+    a_n, w_n, _, gap = solve_nslack_qp_newton(G, b, starts, total, tol=1e-9)
+    a = cp.Variable(len(b))
+    cons = [a >= 0] + [cp.sum(a[starts[i]:starts[i + 1]]) <= total[i] for i in range(len(total))
+                       if starts[i + 1] > starts[i]]
+    prob = cp.Problem(cp.Maximize(b @ a - 0.5 * cp.sum_squares(G.T @ a)), cons)
+    prob.solve()
+    dual = float(a_n @ b - 0.5 * w_n @ w_n)
+    assert gap <= 1e-9
+    assert dual == pytest.approx(prob.value, abs=1e-6 * (1.0 + abs(prob.value)))
+
+
 def test_nslack_qp_rejects_bad_input():
     G, b, starts, total = random_qp(np.random.default_rng(0))
     with pytest.raises(ValueError, match="feasible"):

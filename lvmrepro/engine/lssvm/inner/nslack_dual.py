@@ -200,6 +200,7 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
     slot[blocks] = np.arange(len(blocks))
     Gm, bm, own = G[rows], b[rows], slot[owner[rows]]          # rows stay grouped by block, in block order
     first = np.flatnonzero(np.r_[True, own[1:] != own[:-1]])  # the start of each used block in the rows
+    sizes = np.diff(np.r_[first, len(own)])   # planes per used block: rows gather block values by np.repeat
     c = total[blocks]
     m, nbu = len(rows), len(blocks)
     scale = max(float(np.abs(bm).max()), 1.0)
@@ -221,7 +222,7 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
         # residuals: dual (w, xi) and primal (planes, xi >= 0)
         r_w = w - Gm.T @ z
         r_xi = c - bsum(z) - yv
-        r_s = Gm @ w + xi[own] - bm - s
+        r_s = Gm @ w + np.repeat(xi, sizes) - bm - s
         r_t = xi - t
         mu = (s @ z + t @ yv) / (m + nbu)
         Dz, Dy = z / s, yv / t
@@ -233,9 +234,9 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
             u_t = rc_t / t - Dy * r_t
             rw = -r_w + Gm.T @ u_s
             rxi = -r_xi + bsum(u_s) + u_t
-            dw = np.linalg.solve(L.T, np.linalg.solve(L, rw - B.T @ (rxi / delta)))
+            dw = Linv.T @ (Linv @ (rw - B.T @ (rxi / delta)))
             dxi = (rxi - B @ dw) / delta
-            Adx_s = Gm @ dw + dxi[own]
+            Adx_s = Gm @ dw + np.repeat(dxi, sizes)
             dz = u_s - Dz * Adx_s
             dy = u_t - Dy * dxi
             ds = Adx_s + r_s
@@ -255,10 +256,12 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
             # the Schur complement G'DG - B' diag(1/delta) B without its cancellation: per block, with the
             # D-weighted mean g of its planes, sum_k D_k (G_k - g)(G_k - g)' + (sig Dy / delta) g g'
             mean = B / sig[:, None]
-            Gc = Gm - mean[own]
+            Gc = Gm - np.repeat(mean, sizes, axis=0)
             S = (Gc.T * Dz) @ Gc + (mean.T * (sig * Dy / delta)) @ mean
             S[np.diag_indices(d)] += 1.0
-            L = np.linalg.cholesky(S)
+            # the inverse of the Cholesky factor (NumPy has no triangular solve; d x d is small): the predictor
+            # and the corrector each solve by two matrix-vector products
+            Linv = np.linalg.inv(np.linalg.cholesky(S))
             dw, dxi, ds, dt, dz, dy = newton(-s * z, -t * yv)               # affine (predictor)
             a_p = min(step(s, ds), step(t, dt))
             a_d = min(step(z, dz), step(yv, dy))
@@ -277,7 +280,7 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
         z, yv = z + a_d * dz, yv + a_d * dy
         # the projected multipliers and their certified gap
         a = np.maximum(z, 0.0)
-        a[a <= 1e-9 * c[own]] = 0.0
+        a[a <= 1e-9 * np.repeat(c, sizes)] = 0.0
         sums = bsum(a)
         a *= np.where(sums > c, c / np.where(sums > 0, sums, 1.0), 1.0)[own]
         alpha_full = np.zeros(K)
