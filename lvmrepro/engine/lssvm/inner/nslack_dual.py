@@ -175,6 +175,7 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
     best of the three is returned.
     Returns ``(alpha, w, iterations, gap)`` like :func:`solve_nslack_qp`.
     """
+    from lvmrepro.engine._kernels import nslack_qp
     G, b, starts, total, order = _check_qp(G, b, starts, total, order)
     try:
         tol = float(tol)
@@ -245,7 +246,7 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
 
         def step(v, dv):
             neg = dv < 0
-            return min(1.0, float(np.min(-v[neg] / dv[neg]))) if neg.any() else 1.0
+            return min(1.0, float((-v[neg] / dv[neg]).min())) if neg.any() else 1.0
 
         try:
             # the Newton matrix depends on (Dz, Dy) only: one Schur complement and one Cholesky factor serve
@@ -271,7 +272,7 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
         except np.linalg.LinAlgError:
             ok = False
             break
-        if not all(np.all(np.isfinite(v)) for v in (dw, dxi, dz, dy)):
+        if not (np.isfinite(dw).all() and np.isfinite(dxi).all() and np.isfinite(dz).all() and np.isfinite(dy).all()):
             ok = False
             break
         a_p = 0.99 * min(step(s, ds), step(t, dt))
@@ -286,7 +287,7 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
         alpha_full = np.zeros(K)
         alpha_full[rows] = a
         w_a = np.ascontiguousarray(a @ Gm)
-        gap = cached_gap(G, b, starts, total, alpha_full, w_a, gap_order)
+        gap = float(nslack_qp.nslack_dcd(G, b, starts, total, alpha_full, w_a, gap_order, np.inf, 0, 1)[1])  # 0 epochs
         if gap < best[0]:
             best = (gap, alpha_full, w_a)
         if gap <= tol:
