@@ -19,7 +19,10 @@ def test_a_saturated_stand_in_does_not_separate_the_learners():
     assert "2.7 points above the best trained cell (91.0 %): the part models do worse" in sep["reason"]
     close = sr.stand_in_separation(rows, [0.0], {"test_accuracy": 92.5})
     assert close["saturated"] and "within 2 points of the best trained cell (91.0 %)" in close["reason"]
-    assert "above the best" not in close["reason"]
+    assert "above the best" not in close["reason"] and close["reason"].endswith("cannot change the accuracy much)")
+    assert "cannot change the accuracy much" not in sep["reason"]           # far above: the learners may still differ
+    far_and_flat = sr.stand_in_separation([_row("CCP", "0.0", 45.0, parts=1.1)], [0.0], {"test_accuracy": 66.0})
+    assert "21.0 points above" in far_and_flat["reason"] and far_and_flat["reason"].endswith("accuracy much)")
 
 
 def test_collapsed_maps_do_not_separate_the_learners():
