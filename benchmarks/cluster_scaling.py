@@ -2,7 +2,7 @@
 whether the rows and claims are identical (``make book`` runs it; the performance page renders the file with
 :mod:`lvmrepro.book.scaling`, beside the projection to 16 and 64 workers from the book's own runs).
 
-Usage: ``python benchmarks/cluster_scaling.py [--target gmm.table1] [--scale paper] [--workers 1 2] [--json PATH]``
+Usage: ``python benchmarks/cluster_scaling.py [--target gmm.theorem1] [--scale paper] [--workers 1 2] [--json PATH]``
 """
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def measure(target: str, scale: str, workers: list[int], out: Path) -> dict:
 def main(argv=None) -> int:
     from lvmrepro.book.scaling import default_path
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", default="gmm.table1")
+    ap.add_argument("--target", default="gmm.theorem1")
     ap.add_argument("--scale", default=os.environ.get("LVMREPRO_SCALE", "paper"))
     ap.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--json", type=Path, default=None)

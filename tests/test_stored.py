@@ -189,3 +189,23 @@ def test_every_stored_beyond_run_is_shown_beside_its_claims_and_counted_apart(tm
         assert dec["with_beyond"] == total
         assert dec["decided"] == sum(stats.HOLDS_OF[verdict_of(c)] is not None for r in shown.values()
                                      for c in r["claims"])
+
+
+def test_a_stored_run_from_another_or_an_unrecorded_machine_says_so():
+    """Beside a build, a stored run from another CPU / BLAS / SIMD set (or with no machine recorded) warns that its
+    shared units may differ for that reason; the same machine says nothing."""
+    from lvmrepro.book import report
+    from lvmrepro.provenance import machine
+    here = machine()
+    assert set(here) >= {"cpu_model", "blas", "numpy_simd"}
+    same = stored.machine_note({"machine": dict(here)}, {"machine": here})
+    other = stored.machine_note({"machine": {**here, "numpy_simd": ["X86_V4"]}}, {"machine": here})
+    unknown = stored.machine_note({}, {"machine": here})
+    assert same is None
+    assert other.startswith("It ran on another machine (") and "X86_V4" in other and "this build:" in other
+    assert unknown.startswith("Its machine is not recorded") and "\n" not in unknown
+    from lvmrepro.book import scorecard
+    for name, res in scorecard.beyond_results().items():
+        build = {"target": name, "scale": "smoke", "created": "build", "claims": res["claims"], "machine": here}
+        note = stored.machine_note(res, build)
+        assert note is None or html.escape(note) in report.claims_html(build)

@@ -15,6 +15,8 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
+from lvmrepro.provenance import cpu_model, thread_pools  # noqa: F401 (part of this module's API)
+
 #: The packages whose versions decide a number or a page of the book.
 PACKAGES = ("numpy", "scipy", "scikit-learn", "scikit-image", "matplotlib", "Cython", "joblib", "threadpoolctl",
             "onnxruntime", "PyMaxflow", "networkx", "clarabel", "cvxpy", "pooch", "tqdm", "dask", "jupyter-book",
@@ -26,17 +28,6 @@ THREAD_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREAD
 LOADED_SHARE = 0.75
 
 
-def cpu_model() -> str:
-    """The CPU's model name (Linux ``/proc/cpuinfo``, else what the platform module reports)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown"
-
-
 def package_versions(names=PACKAGES) -> dict:
     out = {}
     for name in names:
@@ -45,19 +36,6 @@ def package_versions(names=PACKAGES) -> dict:
         except metadata.PackageNotFoundError:
             out[name] = None
     return out
-
-
-def thread_pools() -> list[dict]:
-    """The BLAS/OpenMP libraries loaded in this process, as threadpoolctl reports them (after loading NumPy and
-    SciPy's BLAS): API, implementation, version, threads, core type (no file paths)."""
-    try:
-        import numpy  # noqa: F401
-        import scipy.linalg  # noqa: F401
-        from threadpoolctl import threadpool_info
-    except ImportError:
-        return []
-    keep = ("user_api", "internal_api", "version", "num_threads", "architecture", "threading_layer")
-    return [{k: p.get(k) for k in keep} for p in threadpool_info()]
 
 
 def load_average():

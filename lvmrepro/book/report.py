@@ -375,8 +375,10 @@ def claims_html(result: dict, beyond: dict | None = None) -> str:
     if refused:
         out += f'<p class="lvm-stale"><small>{html.escape(refused)}</small></p>'
     elif beyond is not None and rows:
-        from lvmrepro.book.stored import beyond_note
-        out += f'<p class="lvm-beyond-note"><small>{html.escape(beyond_note(beyond))}</small></p>'
+        from lvmrepro.book.stored import beyond_note, machine_note
+        machine = machine_note(beyond, result)
+        out += (f'<p class="lvm-beyond-note"><small>{html.escape(beyond_note(beyond))}'
+                + (f" {html.escape(machine)}" if machine else "") + "</small></p>")
     controls = result.get("controls", [])
     if controls:
         n_show = sum(c.get("could_show") is True for c in controls)

@@ -162,3 +162,24 @@ def beyond_note(result: dict) -> str:
             f"{float(result.get('runtime_s', 0)) / 60:.0f} min of wall time"
             + (f" in {jobs} process{'es' if jobs != 1 else ''}" if isinstance(jobs, int) else "")
             + ", as its result file records.")
+
+
+def _machine_words(m: dict) -> str:
+    return (f"CPU {m.get('cpu_model', '?')}, BLAS {', '.join(m.get('blas') or ['?'])}, NumPy SIMD "
+            f"{', '.join(m.get('numpy_simd') or ['?'])}")
+
+
+def machine_note(beyond: dict, build: dict) -> str | None:
+    """A sentence when the stored run ``beyond`` may not agree with the build's ``build`` result on the units both
+    share for a reason other than its units: it ran on another machine (CPU, BLAS kernels, NumPy's SIMD targets),
+    or its machine is not recorded.  None when both ran on the same kind of machine."""
+    keys = ("cpu_model", "blas", "numpy_simd")
+    mine, theirs = build.get("machine"), beyond.get("machine")
+    why = ("floating-point sums then run in another order, and a learner's non-convex path can end at another "
+           "local minimum, so on the units both runs share its numbers and verdicts may differ from this build's")
+    if not isinstance(theirs, dict):
+        return f"Its machine is not recorded (stored before result files recorded it); if it was another CPU, {why}."
+    if isinstance(mine, dict) and all(mine.get(k) == theirs.get(k) for k in keys):
+        return None
+    here = f"; this build: {_machine_words(mine)}" if isinstance(mine, dict) else ""
+    return f"It ran on another machine ({_machine_words(theirs)}{here}): {why}."

@@ -215,6 +215,7 @@ def run(name: str, scale: str = "default", *, out: str | Path | None = None, job
         "upstream": ctx.upstream,
         # time fields: every parallel map's per-item CPU seconds (handed-out order) and wall time
         "parallel_maps": ctx.maps,
+        "machine": provenance.machine(),
     }
     result = seal(to_jsonable(result))
     validate_result(result)
