@@ -205,6 +205,7 @@ def test_performance_page_renders_with_and_without_the_file(tmp_path, monkeypatc
         rows, env = _doc()
         br.write(path, rows, env_start=env, runtime_s=60.0, quick=False, filters=[])
     monkeypatch.setenv("LVMREPRO_BENCHMARKS", str(path))
+    monkeypatch.setenv("LVMREPRO_CLUSTER_SCALING", str(tmp_path / "cluster_scaling.json"))
     monkeypatch.setenv("LVMREPRO_RESULTS", str(tmp_path / "results"))
     shown = []
     monkeypatch.setattr("lvmrepro.book.report.show", lambda html: shown.append(html))
@@ -219,6 +220,7 @@ def test_performance_page_renders_with_and_without_the_file(tmp_path, monkeypatc
     else:
         assert f"Run `{br.PRODUCE}`" in out
         assert len(shown) == 1 and "not yet measured" in shown[0]      # the learners table alone
+        assert "No cluster measurement in this build" in out and "records its parallel maps" in out
 
 
 def test_performance_page_is_in_the_toc():

@@ -64,6 +64,7 @@ def test_projection_from_recorded_maps():
     assert table["rows"][0]["projected wall (min)"] == pytest.approx(10 / 60)
     assert table["rows"][1]["speed-up over one worker"] == pytest.approx(10 / 6)
     assert "1 result files record no maps" in table["caption"] and "old" in table["caption"]
+    assert scaling.projection_table([old]) is None and scaling.projection_table([]) is None
 
 
 @pytest.mark.parametrize("doc, what", [

@@ -75,23 +75,24 @@ def critical_path_s(result: dict) -> float | None:
     return serial_s(result) + sum(max(m["cpu_s"]) for m in maps if m["cpu_s"])
 
 
-def projection_table(results: list[dict], workers=PROJECTED_WORKERS) -> dict:
+def projection_table(results: list[dict], workers=PROJECTED_WORKERS) -> dict | None:
     """The build's targets run one after the other, each on ``W`` workers: the projected wall time, the speed-up over
     one worker, and the targets that bound it (the largest critical path).  Results without recorded maps are
-    counted apart."""
+    counted apart; None if no result records its maps."""
     recorded = [r for r in results if _maps(r) is not None]
+    if not recorded:
+        return None
     rows = []
-    if recorded:
-        one = sum(projected_wall_s(r, 1) for r in recorded)
-        for w in workers:
-            total = sum(projected_wall_s(r, w) for r in recorded)
-            rows.append({"workers": w, "projected wall (min)": total / 60, "speed-up over one worker": one / total
-                         if total > 0 else None})
-        longest = max(recorded, key=critical_path_s)
-        rows.append({"workers": "unlimited", "projected wall (min)": sum(critical_path_s(r) for r in recorded) / 60,
-                     "speed-up over one worker": one / max(1e-12, sum(critical_path_s(r) for r in recorded)),
-                     "note": f"longest critical path: {longest['target']} "
-                             f"({critical_path_s(longest) / 60:.1f} min)"})
+    one = sum(projected_wall_s(r, 1) for r in recorded)
+    for w in workers:
+        total = sum(projected_wall_s(r, w) for r in recorded)
+        rows.append({"workers": w, "projected wall (min)": total / 60, "speed-up over one worker": one / total
+                     if total > 0 else None})
+    longest = max(recorded, key=critical_path_s)
+    rows.append({"workers": "unlimited", "projected wall (min)": sum(critical_path_s(r) for r in recorded) / 60,
+                 "speed-up over one worker": one / max(1e-12, sum(critical_path_s(r) for r in recorded)),
+                 "note": f"longest critical path: {longest['target']} "
+                         f"({critical_path_s(longest) / 60:.1f} min)"})
     missing = sorted(r["target"] for r in results if _maps(r) is None)
     caption = (f"{len(recorded)} targets' own runs, one after the other; each map's items in the order they were "
                "handed out, on W single-threaded workers; scheduling and transfer overheads not included"
