@@ -82,6 +82,27 @@ def test_no_measurement_file_is_none(tmp_path):
     assert scaling.load_measurement(tmp_path / "absent.json") is None
 
 
+@pytest.mark.parametrize("runs", [[{"workers": 0, "wall_s": 1.0, "identical": True}],
+                                  [{"workers": True, "wall_s": 1.0, "identical": True}],
+                                  [{"workers": 1, "wall_s": 0.0, "identical": True}],
+                                  [{"workers": 1, "wall_s": float("inf"), "identical": True}]])
+def test_measurement_runs_are_checked(runs):
+    doc = {"schema": scaling.SCHEMA, "target": "t", "scale": "smoke", "created": "2026-11-28", "runs": runs}
+    with pytest.raises(ValueError, match="needs runs"):
+        scaling.check_measurement(doc)
+
+
+def test_a_damaged_or_huge_measurement_file_is_a_one_line_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(b"\xff{")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        scaling.load_measurement(bad)
+    huge = tmp_path / "huge.json"
+    huge.write_bytes(b" " * (2 ** 20 + 1))
+    with pytest.raises(ValueError, match="more than"):
+        scaling.load_measurement(huge)
+
+
 def _bench_module():
     spec = importlib.util.spec_from_file_location("cluster_scaling", ROOT / "benchmarks" / "cluster_scaling.py")
     mod = importlib.util.module_from_spec(spec)

@@ -108,9 +108,10 @@ def check_measurement(doc) -> dict:
         raise ValueError(f"not a cluster scaling file (schema {SCHEMA!r} expected)")
     runs = doc.get("runs")
     if not isinstance(runs, list) or not runs or not all(
-            isinstance(r, dict) and isinstance(r.get("workers"), int) and isinstance(r.get("wall_s"), (int, float))
+            isinstance(r, dict) and isinstance(r.get("workers"), int) and not isinstance(r.get("workers"), bool)
+            and r["workers"] >= 1 and isinstance(r.get("wall_s"), (int, float)) and 0 < r["wall_s"] < float("inf")
             and isinstance(r.get("identical"), bool) for r in runs):
-        raise ValueError("a cluster scaling file needs runs, each with workers, wall_s and identical")
+        raise ValueError("a cluster scaling file needs runs, each with workers (>= 1), wall_s (> 0 s) and identical")
     for key in ("target", "scale", "created"):
         if not isinstance(doc.get(key), str):
             raise ValueError(f"a cluster scaling file needs {key!r}")
@@ -119,10 +120,15 @@ def check_measurement(doc) -> dict:
 
 def load_measurement(path=None) -> dict | None:
     """The measurement file, or None if there is none yet (``make book`` writes it)."""
+    from lvmrepro.io import read_bounded
     path = Path(path) if path is not None else default_path()
     if not path.is_file():
         return None
-    return check_measurement(json.loads(path.read_text()))
+    try:
+        doc = json.loads(read_bounded(path, 2 ** 20, "cluster scaling file").decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    return check_measurement(doc)
 
 
 def measured_table(doc: dict) -> dict:
