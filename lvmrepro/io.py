@@ -131,6 +131,16 @@ def read_bounded(path, max_bytes: int, what: str = "file") -> bytes:
     return data
 
 
+def read_json_bounded(path, max_bytes: int, what: str = "file"):
+    """The JSON value in the regular file ``path`` (:func:`read_bounded`); invalid UTF-8 or JSON is a one-line
+    ValueError naming the file."""
+    import json
+    try:
+        return json.loads(read_bounded(path, max_bytes, what).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+
+
 def check_output_dir(folder, result_path=None) -> Path:
     """Make sure ``folder`` exists (or can be created), is a folder and is writable, and that
     ``result_path`` inside it is not a folder -- before any work, so a run never fails at the end."""

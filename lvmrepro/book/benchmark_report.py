@@ -11,7 +11,6 @@ page shows is read or computed here from those rows.  Nothing is timed in this m
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import platform
 from pathlib import Path
@@ -105,11 +104,8 @@ def load(path=None) -> dict | None:
     path = Path(path) if path is not None else default_path()
     if not path.is_file():
         return None
-    from lvmrepro.io import read_bounded
-    try:
-        doc = json.loads(read_bounded(path, 64 * 2 ** 20, "benchmark result file").decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    from lvmrepro.io import read_json_bounded
+    doc = read_json_bounded(path, 64 * 2 ** 20, "benchmark result file")
     return check(doc)
 
 

@@ -15,7 +15,6 @@ compared.  Nothing is timed in this module.
 from __future__ import annotations
 
 import heapq
-import json
 import os
 from pathlib import Path
 
@@ -120,15 +119,11 @@ def check_measurement(doc) -> dict:
 
 def load_measurement(path=None) -> dict | None:
     """The measurement file, or None if there is none yet (``make book`` writes it)."""
-    from lvmrepro.io import read_bounded
+    from lvmrepro.io import read_json_bounded
     path = Path(path) if path is not None else default_path()
     if not path.is_file():
         return None
-    try:
-        doc = json.loads(read_bounded(path, 2 ** 20, "cluster scaling file").decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from None
-    return check_measurement(doc)
+    return check_measurement(read_json_bounded(path, 2 ** 20, "cluster scaling file"))
 
 
 def measured_table(doc: dict) -> dict:

@@ -66,14 +66,19 @@ def to_network_input(image, size: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- onnxruntime sessions
-@lru_cache(maxsize=4)
-def _session(path: str, threads: int):
+def inference_session(model, threads: int):
+    """An onnxruntime CPU session on ``model`` (a path or the serialised graph) with ``threads`` intra-op threads."""
     import onnxruntime as ort
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1
     opts.log_severity_level = 3
-    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(model, opts, providers=["CPUExecutionProvider"])
+
+
+@lru_cache(maxsize=4)
+def _session(path: str, threads: int):
+    return inference_session(path, threads)
 
 
 def session(graph: str, threads: int | None = None):

@@ -79,12 +79,7 @@ def layer_graph(tensor: str) -> bytes:
 
 @lru_cache(maxsize=4)
 def _session(tensor: str, threads: int):
-    import onnxruntime as ort
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    return ort.InferenceSession(layer_graph(tensor), opts, providers=["CPUExecutionProvider"])
+    return cnn.inference_session(layer_graph(tensor), threads)
 
 
 def layer_maps(batch: np.ndarray, feature: str, threads: int | None = None) -> np.ndarray:
