@@ -426,6 +426,11 @@ def test_acceptance_sentence_names_the_stand_in_and_follows_the_result():
     passing = _fake(0.001, [50.0] * 3, evaluate_on="test", stand_in={"separates": True})
     assert L.acceptance_sentence(passing).startswith(
         "By the stand-in test, the stand-in cnn-block4 (75 training images, lambda = 0.001) passes issue 31's")
+    assert "every trained graph-cut cell's maps keep more than 2 parts" in L.acceptance_sentence(passing)
+    flat = _fake(0.001, [50.0] * 3, evaluate_on="test",
+                 stand_in={"separates": True, "accepted": False, "flat_cells": 1, "graph_cells": 6})
+    text = L.acceptance_sentence(flat)
+    assert "does not pass" in text and "1 of the 6 trained graph-cut cells end with maps of 2 or fewer" in text
     failing = _fake(0.001, [50.0] * 3, evaluate_on="test", stand_in={"separates": False, "reason": "saturated here"})
     text = L.acceptance_sentence(failing)
     assert "does not pass issue 31's acceptance line (saturated here)" in text and "passes" not in text

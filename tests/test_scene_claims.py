@@ -35,10 +35,22 @@ def test_a_stand_in_with_room_and_structured_maps_separates():
     rows = [_row("CCP", "0.5", 60.0, parts=4.8), _row("G-MM biased", "0.5", 62.0, parts=2.6)]
     sep = sr.stand_in_separation(rows, [0.5], {"test_accuracy": 47.7})
     assert sep["separates"] is True and sep["reason"] == ""
+    assert sep["accepted"] is True and (sep["flat_cells"], sep["graph_cells"]) == (0, 2)
+
+
+def test_one_flat_cell_separates_but_is_not_accepted():
+    # issue 31 asks that the trained maps keep more than two parts per image: every trained graph-cut cell
+    rows = [_row("CCP", "0.5", 60.0, parts=4.8), _row("G-MM biased", "0.5", 62.0, parts=1.99),
+            _row("G-MM random", "random", 30.0, parts=1.0)]
+    sep = sr.stand_in_separation(rows, [0.5], {"test_accuracy": 47.7})
+    assert sep["separates"] is True and not sep["collapsed"]
+    assert sep["accepted"] is False and (sep["flat_cells"], sep["graph_cells"]) == (1, 2)
+    assert sr.stand_in_separation(rows, [0.5], {"test_accuracy": 61.0})["accepted"] is False    # saturated
 
 
 def test_not_measured_is_not_a_verdict():
     assert sr.stand_in_separation([], [0.5], {})["separates"] is None
+    assert sr.stand_in_separation([], [0.5], {})["accepted"] is None
 
 
 def _paired():
