@@ -10,9 +10,9 @@ plane is violated more than every plane already in the set, and re-solves the du
     max_a  sum_k a_k b_k - 1/2 ||sum_k a_k (p_{i(k)} - ghat_k)||^2,   a >= 0,  sum_{k in i} a_k <= c_i
 
 (``ghat_k = phi(x_i, ybar_k, hbar_k)``, ``b_k = Delta_i(ybar_k, hbar_k)``, ``p_i = phi(x_i, y_i, h_i)``) by
-a primal-dual interior-point method whose Newton systems are reduced to ``d x d`` (NumPy;
-``qp="newton"``, the default: ``O(K d^2)`` per step in BLAS, solved to a quarter of the solve's gap
-target), by Clarabel on the same primal (``qp="ipm"``, the independent check) or by block-wise SMO, the
+a primal-dual interior-point method whose Newton systems are reduced to ``d x d`` (the Cython kernel
+:mod:`lvmrepro.engine._kernels.nslack_ipm`, NumPy twin ``nslack_ipm_ref``; ``qp="newton"``, the default:
+``O(K d^2)`` per step in BLAS, solved to a quarter of the solve's gap target), by Clarabel on the same primal (``qp="ipm"``, the independent check) or by block-wise SMO, the
 Cython kernel :mod:`lvmrepro.engine._kernels.nslack_qp` (NumPy twin ``nslack_qp_ref``; ``qp="dcd"``); the three
 QP solvers are in :mod:`lvmrepro.engine.lssvm.inner.nslack_dual`.
 It stops at the certified gap ``min_t P(w_t) - D(a) <= tol``: every pass evaluates the exact primal
@@ -79,7 +79,8 @@ class NSlackCuttingPlane(InnerSolver):
     :func:`~lvmrepro.engine.lssvm.inner.nslack_dual.solve_nslack_qp_newton`), by Clarabel (``"ipm"``) or
     by block-wise SMO (``"dcd"``, the Cython kernel, warm-started; slow when the planes are strongly
     coupled, as at large C); ``qp_epochs`` epochs of the SMO per pass at most; ``max_planes`` planes
-    kept per example (inactive ones retired after ``retire_after`` passes); ``backend`` of the SMO kernel.
+    kept per example (inactive ones retired after ``retire_after`` passes); ``backend``: the compiled kernels
+    (``"cython"``) or their NumPy twins (``"numpy"``) for the SMO and the interior point's loop.
     """
 
     def __init__(self, *, max_iter: int = 1000, qp_epochs: int = 100_000, max_planes: int = 10,
@@ -243,7 +244,7 @@ class NSlackSession(InnerSession):
                 # to a small fraction of the solve's target (the IPM converges fast at the end): the next
                 # query point is then (nearly) the cached problem's optimum, as with the exact solvers
                 self.alpha, w_alpha, ep, _ = solve_nslack_qp_newton(G, self.b, starts, c, order=active,
-                                                                    tol=QP_TOL_FRACTION * tol)
+                                                                    tol=QP_TOL_FRACTION * tol, backend=s.backend)
             elif s.qp == "ipm":
                 self.alpha, w_alpha, ep, _ = solve_nslack_qp_ipm(G, self.b, starts, c, order=active)
             else:

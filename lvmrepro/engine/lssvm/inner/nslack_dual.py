@@ -2,7 +2,8 @@
 it) and its three solvers, each returning ``(alpha, w, iterations, gap)``:
 
 * :func:`solve_nslack_qp_newton` -- a primal-dual interior point whose Newton systems are reduced to ``d x d``
-  (NumPy, ``O(K d^2)`` per step in BLAS; the method's default, ``qp="newton"``);
+  (``O(K d^2)`` per step in BLAS; the method's default, ``qp="newton"``), its loop the Cython kernel
+  :mod:`lvmrepro.engine._kernels.nslack_ipm` (NumPy twin ``nslack_ipm_ref``);
 * :func:`solve_nslack_qp_ipm` -- Clarabel on the same primal (``qp="ipm"``, the independent check);
 * :func:`solve_nslack_qp` -- block-wise SMO, warm-started, the Cython kernel
   :mod:`lvmrepro.engine._kernels.nslack_qp` (NumPy twin ``nslack_qp_ref``; ``qp="dcd"``).
@@ -14,6 +15,11 @@ example's block, ``total`` each block's bound ``c_i``.
 from __future__ import annotations
 
 import numpy as np
+
+# imported with this module, not at the first solve: the kernel calls SciPy's own OpenBLAS, which a thread limit
+# (lvmrepro.parallel's one thread per worker) only reaches when the library is loaded before the limit is entered;
+# an unlimited OpenBLAS spins its threads on these small products
+from lvmrepro.engine._kernels import nslack_ipm as _nslack_ipm  # noqa: F401
 
 
 def _check_qp(G, b, starts, total, order):
@@ -157,9 +163,9 @@ def solve_nslack_qp_ipm(G, b, starts, total, order=None):
 
 
 def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *, max_iter: int = 80,
-                           polish_epochs: int = 50):
+                           polish_epochs: int = 50, backend: str = "cython"):
     """The cached QP by a primal-dual interior-point method (Mehrotra predictor-corrector) on the primal of
-    :func:`solve_nslack_qp_ipm`, in NumPy, with the Newton systems reduced to ``d x d``.
+    :func:`solve_nslack_qp_ipm`, with the Newton systems reduced to ``d x d``.
 
     Variables ``x = (w, xi)`` (``xi`` one slack per used block), constraints ``G_k.w + xi_i >= b_k`` and
     ``xi_i >= 0`` with multipliers ``z`` (the dual ``alpha``) and ``y``.  Each Newton system
@@ -172,10 +178,12 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
     the optimum the barrier makes the steps inaccurate: if the gap is not reached, the best point is
     polished by ``polish_epochs`` epochs of the SMO kernel (:func:`solve_nslack_qp`), and if the gap is
     still not reached (or every step failed), the QP goes to :func:`solve_nslack_qp_ipm` (Clarabel); the
-    best of the three is returned.
+    best of the three is returned.  ``backend``: the interior-point loop by the Cython kernel
+    :mod:`lvmrepro.engine._kernels.nslack_ipm` (``"cython"``, BLAS/LAPACK calls and typed loops) or by its
+    NumPy twin ``nslack_ipm_ref`` (``"numpy"``); the two take the same steps and agree to rounding.
     Returns ``(alpha, w, iterations, gap)`` like :func:`solve_nslack_qp`.
     """
-    from lvmrepro.engine._kernels import nslack_qp
+    from lvmrepro.engine._kernels import nslack_ipm, nslack_ipm_ref
     G, b, starts, total, order = _check_qp(G, b, starts, total, order)
     try:
         tol = float(tol)
@@ -183,6 +191,11 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
         raise ValueError(f"tol must be a finite number >= 0; got {tol!r}") from None
     if not np.isfinite(tol) or tol < 0:
         raise ValueError(f"tol must be a finite number >= 0; got {tol}")
+    for name, v, lo in (("max_iter", max_iter, 0), ("polish_epochs", polish_epochs, 0)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
+            raise ValueError(f"{name} must be an integer >= {lo}; got {v!r}")
+    if backend not in ("cython", "numpy"):
+        raise ValueError(f"backend must be 'cython' or 'numpy'; got {backend!r}")
     K, d = G.shape
     nb = len(total)
     owner = np.repeat(np.arange(nb), np.diff(starts))
@@ -197,101 +210,15 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
         w = np.zeros(d)
         return alpha, w, 0, cached_gap(G, b, starts, total, alpha, w, gap_order)
     blocks = np.flatnonzero(use)
-    slot = np.full(nb, -1)
-    slot[blocks] = np.arange(len(blocks))
-    Gm, bm, own = G[rows], b[rows], slot[owner[rows]]          # rows stay grouped by block, in block order
-    first = np.flatnonzero(np.r_[True, own[1:] != own[:-1]])  # the start of each used block in the rows
-    sizes = np.diff(np.r_[first, len(own)])   # planes per used block: rows gather block values by np.repeat
-    c = total[blocks]
-    m, nbu = len(rows), len(blocks)
+    Gm, bm = np.ascontiguousarray(G[rows]), np.ascontiguousarray(b[rows])   # rows stay grouped by block, in order
+    starts_m = np.concatenate([[0], np.cumsum(np.diff(starts)[blocks])]).astype(np.int64)
+    c = np.ascontiguousarray(total[blocks])
     scale = max(float(np.abs(bm).max()), 1.0)
-
-    def bsum(v):   # per used block sums of the rows of v
-        return np.add.reduceat(v, first, axis=0)
-
-    # start: w = 0, xi above every plane, multipliers splitting each block's total
-    w = np.zeros(d)
-    xi = np.maximum(np.maximum.reduceat(bm, first), 0.0) + scale
-    s = Gm @ w + xi[own] - bm
-    t = xi.copy()
-    z = (c / (2.0 * np.diff(np.r_[first, m])))[own]
-    yv = c / 2.0
-    best = (np.inf, alpha, np.zeros(d))
-    it = 0
-    ok = True
-    for it in range(1, max_iter + 1):
-        # residuals: dual (w, xi) and primal (planes, xi >= 0)
-        r_w = w - Gm.T @ z
-        r_xi = c - bsum(z) - yv
-        r_s = Gm @ w + np.repeat(xi, sizes) - bm - s
-        r_t = xi - t
-        mu = (s @ z + t @ yv) / (m + nbu)
-        Dz, Dy = z / s, yv / t
-
-        def newton(rc_s, rc_t):
-            # rc_*: complementarity right-hand sides; returns (dw, dxi, ds, dt, dz, dy)
-            # dz = (rc_s - z * (A dx + r_s)) / s ; rhs = -r_d + A'(rc/s - D r_p)
-            u_s = rc_s / s - Dz * r_s
-            u_t = rc_t / t - Dy * r_t
-            rw = -r_w + Gm.T @ u_s
-            rxi = -r_xi + bsum(u_s) + u_t
-            dw = Linv.T @ (Linv @ (rw - B.T @ (rxi / delta)))
-            dxi = (rxi - B @ dw) / delta
-            Adx_s = Gm @ dw + np.repeat(dxi, sizes)
-            dz = u_s - Dz * Adx_s
-            dy = u_t - Dy * dxi
-            ds = Adx_s + r_s
-            dt = dxi + r_t
-            return dw, dxi, ds, dt, dz, dy
-
-        def step(v, dv):
-            neg = dv < 0
-            return min(1.0, float((-v[neg] / dv[neg]).min())) if neg.any() else 1.0
-
-        try:
-            # the Newton matrix depends on (Dz, Dy) only: one Schur complement and one Cholesky factor serve
-            # the predictor and the corrector
-            B = bsum(Dz[:, None] * Gm)                              # (nbu, d): E'D G
-            sig = bsum(Dz)
-            delta = sig + Dy                                        # diag of the xi block
-            # the Schur complement G'DG - B' diag(1/delta) B without its cancellation: per block, with the
-            # D-weighted mean g of its planes, sum_k D_k (G_k - g)(G_k - g)' + (sig Dy / delta) g g'
-            mean = B / sig[:, None]
-            Gc = Gm - np.repeat(mean, sizes, axis=0)
-            S = (Gc.T * Dz) @ Gc + (mean.T * (sig * Dy / delta)) @ mean
-            S[np.diag_indices(d)] += 1.0
-            # the inverse of the Cholesky factor (NumPy has no triangular solve; d x d is small): the predictor
-            # and the corrector each solve by two matrix-vector products
-            Linv = np.linalg.inv(np.linalg.cholesky(S))
-            dw, dxi, ds, dt, dz, dy = newton(-s * z, -t * yv)               # affine (predictor)
-            a_p = min(step(s, ds), step(t, dt))
-            a_d = min(step(z, dz), step(yv, dy))
-            mu_aff = ((s + a_p * ds) @ (z + a_d * dz) + (t + a_p * dt) @ (yv + a_d * dy)) / (m + nbu)
-            sigma = (mu_aff / mu) ** 3 if mu > 0 else 0.0
-            dw, dxi, ds, dt, dz, dy = newton(-s * z + sigma * mu - ds * dz, -t * yv + sigma * mu - dt * dy)
-        except np.linalg.LinAlgError:
-            ok = False
-            break
-        if not (np.isfinite(dw).all() and np.isfinite(dxi).all() and np.isfinite(dz).all() and np.isfinite(dy).all()):
-            ok = False
-            break
-        a_p = 0.99 * min(step(s, ds), step(t, dt))
-        a_d = 0.99 * min(step(z, dz), step(yv, dy))
-        w, xi, s, t = w + a_p * dw, xi + a_p * dxi, s + a_p * ds, t + a_p * dt
-        z, yv = z + a_d * dz, yv + a_d * dy
-        # the projected multipliers and their certified gap
-        a = np.maximum(z, 0.0)
-        a[a <= 1e-9 * np.repeat(c, sizes)] = 0.0
-        sums = bsum(a)
-        a *= np.where(sums > c, c / np.where(sums > 0, sums, 1.0), 1.0)[own]
-        alpha_full = np.zeros(K)
-        alpha_full[rows] = a
-        w_a = np.ascontiguousarray(a @ Gm)
-        gap = float(nslack_qp.nslack_dcd(G, b, starts, total, alpha_full, w_a, gap_order, np.inf, 0, 1)[1])  # 0 epochs
-        if gap < best[0]:
-            best = (gap, alpha_full, w_a)
-        if gap <= tol:
-            break
+    a_best, w_best = np.zeros(len(rows)), np.zeros(d)
+    impl = nslack_ipm.nslack_ipm if backend == "cython" else nslack_ipm_ref.nslack_ipm
+    it, ok, best_gap = impl(Gm, bm, starts_m, c, scale, tol, int(max_iter), a_best, w_best)
+    alpha[rows] = a_best
+    best = (float(best_gap), alpha, w_best)
     if best[0] > tol and np.isfinite(best[0]):
         # near the optimum the barrier's scaling makes the Newton steps inaccurate; the SMO kernel, warm-started
         # at the interior point's (nearly right) active set, polishes in a few epochs
