@@ -67,7 +67,7 @@ def nslack_ipm(const double[:, ::1] Gm,     # IN  (m, d) planes, grouped by bloc
     cdef char *c_l = b"L"
     # state and directions
     cdef double[::1] w = np.zeros(d), dw = np.empty(d), rw = np.empty(d), r_w = np.empty(d), tmp_d = np.empty(d)
-    cdef double[::1] w_a = np.empty(d)
+    cdef double[::1] w_a = np.empty(d), mean = np.empty(d)
     cdef double[::1] xi = np.empty(nb), t = np.empty(nb), yv = np.empty(nb), dxi = np.empty(nb)
     cdef double[::1] dt = np.empty(nb), dy = np.empty(nb), r_xi = np.empty(nb), r_t = np.empty(nb)
     cdef double[::1] Dy = np.empty(nb), sig = np.empty(nb), delta = np.empty(nb), u_t = np.empty(nb)
@@ -138,13 +138,15 @@ def nslack_ipm(const double[:, ::1] Gm,     # IN  (m, d) planes, grouped by bloc
                         Bm[i, j] = Bm[i, j] + Dz[k] * Gm[k, j]
                 sig[i] = q
                 delta[i] = q + Dy[i]
+                for j in range(d):
+                    mean[j] = Bm[i, j] / q
                 for k in range(lo, hi):
                     g = sqrt(Dz[k])
                     for j in range(d):
-                        H[k, j] = g * (Gm[k, j] - Bm[i, j] / q)
+                        H[k, j] = g * (Gm[k, j] - mean[j])
                 g = sqrt(q * Dy[i] / delta[i])
                 for j in range(d):
-                    H[m + i, j] = g * (Bm[i, j] / q)
+                    H[m + i, j] = g * mean[j]
             dsyrk(c_l, c_n, &d, &mr, &d_one, &H[0, 0], &d, &d_zero, &S[0, 0], &d)
             for j in range(d):
                 S[j, j] = S[j, j] + 1.0
