@@ -172,7 +172,7 @@ def test_every_stored_beyond_run_is_shown_beside_its_claims_and_counted_apart(tm
         assert cells == [(c["id"], html.escape(report.verdict_word(c))) for c in res["claims"]]
         # under the table, one sentence: the units it adds to the paper scale's, its commit, date and run time
         note = stored.beyond_note(res)
-        assert html.escape(note) in out and f"{res['runtime_s'] / 60:.0f} min of wall time" in note
+        assert html.escape(note) in out and f"{stored._duration(res['runtime_s'])} of wall time" in note
         assert res["git_commit"][:7] in note and "paper scale: " in note and "\n" not in note
     if shown:
         (tmp_path / "results").mkdir()
@@ -189,6 +189,17 @@ def test_every_stored_beyond_run_is_shown_beside_its_claims_and_counted_apart(tm
         assert dec["with_beyond"] == total
         assert dec["decided"] == sum(stats.HOLDS_OF[verdict_of(c)] is not None for r in shown.values()
                                      for c in r["claims"])
+
+
+def test_a_beyond_note_of_a_target_that_reads_another_names_the_upstream_units():
+    """gmm.fig3 has no parameters of its own that differ at the beyond scale: its units are gmm.table2's splits."""
+    res = {"target": "gmm.fig3", "scale": "beyond", "git_commit": "0123456789", "created": "2026-11-28T05:00:00",
+           "runtime_s": 2.5, "jobs": 2, "artifacts": {"source_runtime_s": 1965.0}}
+    note = stored.beyond_note(res)
+    assert "none of its own; it reads gmm.table2 at the same scale, which differs in splits: 10 (paper scale: 5)" in note
+    assert "took 2 s of wall time in 2 processes (the run it reads took 33 min)" in note
+    assert "splits: 10 (paper scale: 5)). It was made" in stored.beyond_note({**res, "target": "gmm.table2"})
+    assert stored._duration(59.4) == "59 s" and stored._duration(60.0) == "1 min"
 
 
 def test_a_stored_run_from_another_or_an_unrecorded_machine_says_so():

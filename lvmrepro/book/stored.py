@@ -138,29 +138,54 @@ def differences(result: dict) -> list[str]:
     return out
 
 
-def beyond_note(result: dict) -> str:
-    """One sentence under a claims table that shows the beyond run ``result`` beside the paper's verdicts: what it
-    adds to the paper scale's parameters (its units), its commit and date, and its run time as the file records it."""
+def _param_differences(name: str, scale: str) -> list[str] | None:
+    """Target ``name``'s parameters at ``scale`` that differ from its paper scale's, as words (lists by their
+    length); None when the target is not registered."""
     from lvmrepro.experiments import get_target, resolve_params
     try:
-        paper = to_jsonable(resolve_params(get_target(result["target"]), "paper", None))
-    except ValueError:      # a target no longer registered: its paper scale is unknown
-        paper = None
+        tgt = get_target(name)
+        paper, other = (to_jsonable(resolve_params(tgt, s, None)) for s in ("paper", scale))
+    except ValueError:      # a target no longer registered (or without that scale): its paper scale is unknown
+        return None
     more = []
-    for k, v in sorted(result.get("params", {}).items() if paper is not None else ()):
+    for k, v in sorted(other.items()):
         if paper.get(k) == v:
             continue
         if isinstance(v, list) and isinstance(paper.get(k), list):
             more.append(f"{k}: {len(v)} (paper scale: {len(paper[k])})")
         else:
             more.append(f"{k}: {v} (paper scale: {paper.get(k)})")
+    return more
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+def beyond_note(result: dict) -> str:
+    """One sentence under a claims table that shows the beyond run ``result`` beside the paper's verdicts: what it
+    adds to the paper scale's parameters (its units; for a target whose units are its upstream run's, the
+    upstream's), its commit and date, and its run time as the file records it."""
+    from lvmrepro.experiments import get_target
+    more = _param_differences(result["target"], result.get("scale", "beyond"))
+    upstream = ""
+    if more == []:
+        # a target that reads another's runs (gmm.fig3 reads gmm.table2) has its units from that run
+        ups = [(u, _param_differences(u, result.get("scale", "beyond"))) for u in get_target(result["target"]).requires]
+        ups = [(u, d) for u, d in ups if d]
+        if ups:
+            upstream = "; ".join(f"{u} at the same scale, which differs in {'; '.join(d)}" for u, d in ups)
+    units = ("; ".join(more) if more else f"none of its own; it reads {upstream}"
+             if upstream else "none" if more is not None else "unknown: its target is not registered")
     jobs = result.get("jobs")
-    units = "; ".join(more) or ("none" if paper is not None else "unknown: its target is not registered")
+    source = (result.get("artifacts") or {}).get("source_runtime_s")
     return (f"The column \"beyond the paper's n\" holds the verdicts of a stored run of {result['target']}: the paper's "
             f"protocol with more units (its parameters that differ from the paper scale's: {units}). It was made from "
             f"commit {str(result.get('git_commit', '?'))[:7]} on {str(result.get('created', '?'))[:10]} and took "
-            f"{float(result.get('runtime_s', 0)) / 60:.0f} min of wall time"
+            f"{_duration(float(result.get('runtime_s', 0)))} of wall time"
             + (f" in {jobs} process{'es' if jobs != 1 else ''}" if isinstance(jobs, int) else "")
+            + (f" (the run it reads took {_duration(float(source))})" if upstream and isinstance(source, (int, float))
+               else "")
             + ", as its result file records.")
 
 
