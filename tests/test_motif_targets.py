@@ -122,6 +122,65 @@ def test_idle_certificates_in_learners_give_the_same_runs():
         MotifDualCD(skip_idle="yes")
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_dcd_gap_kernel_matches_twin_and_the_exact_gap(seed):
+    """dcd_gap: the kernel equals its twin; without certificates it is the exact duality gap (primal from the
+    model's oracles minus the dual), with them the same up to rounding (idle examples add nothing); it
+    stops once over its bound and updates nothing."""
+    from lvmrepro.engine._kernels import motif_dcd, motif_dcd_ref
+    model, X, pos, alpha, w, gt, c = _converging_state(seed)
+    C = 20.0
+    Y = np.where(pos == 1, 1, -1)
+    H = np.where(gt > 0, gt - 1, -1)
+    everyone = np.arange(len(pos), dtype=np.int64)
+    a = alpha.copy()
+    cert = motif_dcd.IdleCertificates(X, 3, 2, model.n_starts, model.size_w)
+    motif_dcd.dcd_pass(X, pos, a, w, 3, 2, everyone, 2, 1, cert)    # certify the idle examples
+    cert_ref = motif_dcd_ref.IdleCertificates(X, 3, 2, model.n_starts, model.size_w)
+    cert_ref.rec[:], cert_ref.ring[:], cert_ref.drift = cert.rec, cert.ring, cert.drift
+    cert_ref.ring_dist[:], cert_ref.ring_at[:], cert_ref.n_snap = cert.ring_dist, cert.ring_at, cert.n_snap
+    before = (a.copy(), w.copy(), cert.rec.copy(), cert.ring_dist.copy(), cert.distances)
+    full, n_full = motif_dcd.dcd_gap(X, pos, a, w, 3, 2, everyone)
+    assert (full, n_full) == motif_dcd_ref.dcd_gap(X, pos, a, w, 3, 2, everyone) and n_full == len(pos)
+    dual = float(a[pos == 1, 0].sum() + (c[pos == 0] - a[pos == 0, 0]).sum()) - 0.5 * float(w @ w)
+    exact = bound_objective(model, w, X, Y, H, C) - dual
+    assert full == pytest.approx(exact, abs=1e-9) and full > 0
+    idle_gap, n_idle = motif_dcd.dcd_gap(X, pos, a, w, 3, 2, everyone, cert)
+    assert (idle_gap, n_idle) == motif_dcd_ref.dcd_gap(X, pos, a, w, 3, 2, everyone, cert_ref)
+    assert n_idle < n_full and idle_gap == pytest.approx(full, abs=1e-9)
+    part, n_part = motif_dcd.dcd_gap(X, pos, a, w, 3, 2, everyone, None, full / 2)
+    assert full / 2 < part <= full and n_part < n_full
+    after = (a, w, cert.rec, cert.ring_dist, cert.distances)
+    assert all(np.array_equal(x, y) for x, y in zip(before[:4], after[:4])) and before[4] == after[4]
+    with pytest.raises(ValueError, match="out of range"):
+        motif_dcd.dcd_gap(X, pos, a, w, 3, 2, np.array([len(pos)], dtype=np.int64))
+
+
+def on_log(result):
+    return result.info["solves"]
+
+
+def test_gap_precheck_gives_the_same_runs_with_fewer_exact_checks():
+    """The kernel's gap only rules out exact checks that would fail: CCCP and SPL runs with and without it
+    are the same bit for bit, and with it every solve makes one exact check."""
+    from lvmrepro.engine.lssvm import SelfPaced
+    model, X, Y, rng = _problem(9, n=150, L=14, m=3, k=2)
+    H0 = model.init_latent(X, Y, rng=rng)
+    for make in (lambda inner: CCCP(model, 20.0, eps=1e-4, inner=inner),
+                 lambda inner: SelfPaced(model, 20.0, eps=1e-4, T0=1, K0=len(Y) / 0.2, inner=inner)):
+        on, off = MotifDualCD(precheck=True, record=True), MotifDualCD(precheck=False, record=True)
+        ron, roff = make(on).fit(X, Y, H0=H0), make(off).fit(X, Y, H0=H0)
+        np.testing.assert_array_equal(ron.w, roff.w)
+        assert [h["objective"] for h in ron.history] == [h["objective"] for h in roff.history]
+        assert [(e["primal"], e["gap"], e["passes"]) for e in on_log(ron)] == [
+            (e["primal"], e["gap"], e["passes"]) for e in on_log(roff)]
+    one = [MotifDualCD(precheck=flag).bind(model, X, Y, 20.0).solve(H0, tol=1e-3) for flag in (True, False)]
+    np.testing.assert_array_equal(one[0].w, one[1].w)
+    assert one[0].converged and one[0].info["gap_checks"] == 1 < one[1].info["gap_checks"]
+    with pytest.raises(ValueError, match="precheck"):
+        MotifDualCD(precheck=1)
+
+
 def test_dcd_states_are_joint_feature_differences():
     from lvmrepro.engine._kernels.motif_dcd_ref import delta
     model, X, Y, rng = _problem(6, n=5, L=10, m=4, k=3)

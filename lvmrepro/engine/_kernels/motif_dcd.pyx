@@ -25,6 +25,8 @@ Kernels (the NumPy twin :mod:`lvmrepro.engine._kernels.motif_dcd_ref` runs the s
   returns the number of steps taken, the largest violation ``g_a - g_b`` met and the pass's estimate of
   the duality gap;
 * :func:`dcd_weights` -- ``w`` from ``alpha`` (after the latent values or the weights changed);
+* :func:`dcd_gap` -- the duality gap at the current ``w``, summed until it exceeds a bound (a cheap test
+  that the solver's exact gap check would fail: idle examples contribute nothing);
 * :class:`IdleCertificates` -- exact skipping of the examples whose visit would change nothing.
 
 **Idle certificates.**  Near the optimum almost every visit is empty: all of the example's dual mass
@@ -49,7 +51,7 @@ Rows are prefetched a few examples ahead of the (random) visiting order.
 """
 import numpy as np
 cimport numpy as cnp
-from libc.math cimport sqrt
+from libc.math cimport sqrt, INFINITY
 from libc.stdlib cimport malloc, free, calloc
 
 cnp.import_array()
@@ -297,8 +299,10 @@ cdef inline void _prefetch_row(const unsigned char[:, ::1] codes, double[:, ::1]
     MOTIF_PREFETCH(&alpha[i, S])
 
 
-cdef inline bint _idle(IdleCertificates cert, Py_ssize_t i, const double[::1] w, double d) noexcept nogil:
-    """Whether example ``i`` holds a certificate that ``w`` has not outrun."""
+cdef inline bint _idle(IdleCertificates cert, Py_ssize_t i, const double[::1] w, double d,
+                       bint store=True) noexcept nogil:
+    """Whether example ``i`` holds a certificate that ``w`` has not outrun (``store``: keep a distance it
+    computes in the snapshot's cache)."""
     cdef double budget = cert._rec[i, REC_BUDGET], dist = 0.0, x, grow, cached, slack
     cdef long sid
     cdef Py_ssize_t j, slot
@@ -321,9 +325,10 @@ cdef inline bint _idle(IdleCertificates cert, Py_ssize_t i, const double[::1] w,
         x = w[j] - cert._ring[slot, j]
         dist += x * x
     dist = sqrt(dist)
-    cert._ring_dist[slot] = dist
-    cert._ring_at[slot] = d
-    cert.distances += 1
+    if store:
+        cert._ring_dist[slot] = dist
+        cert._ring_at[slot] = d
+        cert.distances += 1
     return dist + slack < budget
 
 
@@ -489,3 +494,63 @@ def dcd_weights(const unsigned char[:, ::1] codes, const long[::1] gt, const dou
                         _add_delta(codes, i, w, kmer, s, -alpha[i, s], m, order, J)
     finally:
         free(kmer)
+
+
+def dcd_gap(const unsigned char[:, ::1] codes, const long[::1] positive, const double[:, ::1] alpha,
+            const double[::1] w, Py_ssize_t m, Py_ssize_t order, const long[::1] order_idx,
+            IdleCertificates cert=None, double stop_above=INFINITY):
+    """The duality gap ``sum_i sum_s alpha_{i,s} (max g_i - g_{i,s})`` over the examples ``order_idx`` at the
+    current ``w`` (read only: nothing is updated, the certificates' distance cache included).
+
+    An example holding a valid certificate (``cert``) contributes nothing and is not computed: all its mass
+    sits on the strict maximum of its gradients.  The sum stops as soon as it exceeds ``stop_above`` (every
+    term is >= 0 up to rounding).  Returns ``(gap, computed)``: the sum so far and the number of examples
+    whose gradients were computed."""
+    cdef Py_ssize_t n = codes.shape[0], L = codes.shape[1]
+    cdef Py_ssize_t S = alpha.shape[1] - 1
+    cdef Py_ssize_t J = L - order + 1
+    _check_windows(S, m, J)
+    cdef Py_ssize_t r, i, s
+    cdef long computed = 0
+    cdef double best_g, asum, ag, loss_minus, gap = 0.0, d = 0.0
+    cdef bint certify = cert is not None
+    if certify:
+        if cert._rec.shape[0] != n or cert.n_starts != S or cert._ring.shape[1] != w.shape[0]:
+            raise ValueError("the certificates were made for another problem (examples, starts or weights differ)")
+        d = cert.drift
+    for r in range(order_idx.shape[0]):
+        if not 0 <= order_idx[r] < n:
+            raise ValueError(f"example {order_idx[r]} is out of range")
+    cdef long* kmer = <long*> malloc(J * sizeof(long))
+    cdef double* prefix = <double*> malloc((J + 1 + 16 * (m // 2) + 4) * sizeof(double))
+    cdef double* tab = prefix + J + 1
+    cdef long* pair = <long*> malloc(L * sizeof(long))
+    cdef double* g = <double*> malloc((S + 1) * sizeof(double))
+    if kmer == NULL or prefix == NULL or g == NULL or pair == NULL:
+        free(kmer); free(prefix); free(g); free(pair)
+        raise MemoryError()
+    try:
+        with nogil:
+            for r in range(order_idx.shape[0]):
+                i = order_idx[r]
+                if certify and _idle(cert, i, w, d, False):
+                    continue
+                loss_minus = 1.0 if positive[i] else 0.0
+                _kmers(codes, i, order, J, kmer)
+                _gradients(codes, i, w, kmer, prefix, g, loss_minus, m, order, J, S, tab, pair)
+                computed += 1
+                best_g = g[0]
+                asum = 0.0
+                ag = 0.0
+                for s in range(S + 1):
+                    if g[s] > best_g:
+                        best_g = g[s]
+                    if alpha[i, s] > 0.0:
+                        asum = asum + alpha[i, s]
+                        ag = ag + alpha[i, s] * g[s]
+                gap = gap + (best_g * asum - ag)
+                if gap > stop_above:
+                    break
+    finally:
+        free(kmer); free(prefix); free(g); free(pair)
+    return gap, computed

@@ -140,7 +140,7 @@ class IdleCertificates:
         self.drift += distance
         self.rec[dropped, BUDGET] = -1.0
 
-    def idle(self, i, w, d):
+    def idle(self, i, w, d, store=True):
         rec = self.rec[i]
         budget = rec[BUDGET]
         if budget <= 0.0:
@@ -162,8 +162,9 @@ class IdleCertificates:
             x = w[j] - snap[j]
             dist += x * x
         dist = math.sqrt(dist)
-        self.ring_dist[slot], self.ring_at[slot] = dist, d
-        self.distances += 1
+        if store:
+            self.ring_dist[slot], self.ring_at[slot] = dist, d
+            self.distances += 1
         return dist + slack < budget
 
     def certify(self, i, w, d, g, b):
@@ -255,3 +256,29 @@ def dcd_weights(codes, gt, c, alpha, w, m, order):
         for s in range(1, S + 1):
             if alpha[i, s] != 0.0:
                 _add_delta(codes[i], w, kmer, s, -alpha[i, s], m, order)
+
+
+def dcd_gap(codes, positive, alpha, w, m, order, order_idx, cert=None, stop_above=math.inf):
+    S = alpha.shape[1] - 1
+    d = cert.drift if cert is not None else 0.0
+    n = codes.shape[0]
+    if any(not 0 <= i < n for i in order_idx):
+        raise ValueError("example out of range")
+    gap, computed = 0.0, 0
+    for i in order_idx:
+        if cert is not None and cert.idle(i, w, d, store=False):
+            continue
+        row = codes[i]
+        g = _gradients(row, w, kmers(row, order), 1.0 if positive[i] else 0.0, m, order, S)
+        computed += 1
+        best, asum, ag = g[0], 0.0, 0.0
+        for s in range(S + 1):
+            if g[s] > best:
+                best = g[s]
+            if alpha[i, s] > 0.0:
+                asum = asum + alpha[i, s]
+                ag = ag + alpha[i, s] * g[s]
+        gap = gap + (best * asum - ag)
+        if gap > stop_above:
+            break
+    return gap, computed
