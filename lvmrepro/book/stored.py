@@ -167,16 +167,19 @@ def beyond_note(result: dict) -> str:
     adds to the paper scale's parameters (its units; for a target whose units are its upstream run's, the
     upstream's), its commit and date, and its run time as the file records it."""
     from lvmrepro.experiments import get_target
-    more = _param_differences(result["target"], result.get("scale", "beyond"))
+    scale = result.get("scale", "beyond")
+    more = _param_differences(result["target"], scale)
     upstream = ""
     if more == []:
         # a target that reads another's runs (gmm.fig3 reads gmm.table2) has its units from that run
-        ups = [(u, _param_differences(u, result.get("scale", "beyond"))) for u in get_target(result["target"]).requires]
-        ups = [(u, d) for u, d in ups if d]
-        if ups:
-            upstream = "; ".join(f"{u} at the same scale, which differs in {'; '.join(d)}" for u, d in ups)
-    units = ("; ".join(more) if more else f"none of its own; it reads {upstream}"
-             if upstream else "none" if more is not None else "unknown: its target is not registered")
+        ups = [(u, _param_differences(u, scale)) for u in get_target(result["target"]).requires]
+        upstream = "; ".join(f"{u} at the same scale, which differs in {'; '.join(d)}" for u, d in ups if d)
+    if more:
+        units = "; ".join(more)
+    elif upstream:
+        units = f"none of its own; it reads {upstream}"
+    else:
+        units = "none" if more is not None else "unknown: its target is not registered"
     jobs = result.get("jobs")
     source = (result.get("artifacts") or {}).get("source_runtime_s")
     return (f"The column \"beyond the paper's n\" holds the verdicts of a stored run of {result['target']}: the paper's "
