@@ -31,13 +31,41 @@ def _toy_result(tmp_path, **overrides):
 def test_store_and_load_round_trip(tmp_path, store_dir):
     res, path = _toy_result(tmp_path)
     dest = stored.store(path)
-    assert dest == store_dir / "toy.assign.smoke.json" and stored.exists("toy.assign", "smoke")
+    assert dest == store_dir / "toy.assign.smoke.json.gz" and stored.exists("toy.assign", "smoke")
     back = stored.load("toy.assign", "smoke")
     assert back["rows"] == res["rows"] and back["claims"] == res["claims"]
     assert stored.differences(back) == []
     with pytest.raises(ValueError, match="exists"):
         stored.store(path)
     assert stored.store(path, overwrite=True) == dest
+
+
+def test_a_stored_run_is_gzip_with_the_same_body_and_the_same_bytes_when_stored_again(tmp_path, store_dir):
+    """Stored runs are gzip-compressed JSON: the body (and its seal) is the result's, and storing the same result
+    again gives the same bytes (no timestamp in the archive)."""
+    import gzip
+    res, path = _toy_result(tmp_path)
+    dest = stored.store(path)
+    first = dest.read_bytes()
+    assert first[:2] == b"\x1f\x8b" and json.loads(gzip.decompress(first)) == res
+    stored.store(path, overwrite=True)
+    assert dest.read_bytes() == first
+    assert stored.stored_names("smoke") == ["toy.assign"] and stored.stored_names("beyond") == []
+
+
+def test_a_damaged_or_oversized_archive_is_one_line_valueerror(tmp_path, store_dir, monkeypatch):
+    import gzip
+    res, path = _toy_result(tmp_path)
+    dest = stored.store(path)
+    dest.write_bytes(dest.read_bytes()[:40])             # cut short
+    with pytest.raises(ValueError, match="not a readable gzip file") as err:
+        stored.load("toy.assign", "smoke")
+    assert "\n" not in str(err.value)
+    # a small archive that expands beyond the bound is refused without expanding it all
+    dest.write_bytes(gzip.compress(b" " * 4096))
+    monkeypatch.setattr(stored, "MAX_BYTES", 1024)
+    with pytest.raises(ValueError, match="expands to more than the 1024 bytes"):
+        stored.load("toy.assign", "smoke")
 
 
 def test_store_refuses_overridden_parameters(tmp_path, store_dir):
@@ -87,9 +115,10 @@ def test_differences_names_changed_data(tmp_path, store_dir):
 def test_every_stored_run_in_the_package_is_current():
     """A stored run is shown in the book: it must be valid, of the scale's own parameters and of the registered
     data (a change of either must come with a new run, or the page says the stored run is stale)."""
-    files = sorted(stored.STORED_DIR.glob("*.json"))
+    files = sorted(stored.STORED_DIR.glob("*"))
+    assert all(f.name.endswith(stored.SUFFIX) for f in files), "a stored run is TARGET.SCALE.json.gz"
     for f in files:
-        name, scale = f.name[:-len(".json")].rsplit(".", 1)
+        name, scale = f.name[:-len(stored.SUFFIX)].rsplit(".", 1)
         res = stored.load(name, scale)
         assert not res["git_commit"].endswith("-dirty")
         assert stored.differences(res) == []
@@ -160,9 +189,8 @@ def test_every_stored_beyond_run_is_shown_beside_its_claims_and_counted_apart(tm
     from lvmrepro import stats
     from lvmrepro.book import report, scorecard
     from lvmrepro.stats import verdict_of
-    files = sorted(stored.STORED_DIR.glob("*.beyond.json"))
     shown = scorecard.beyond_results()
-    assert sorted(shown) == [f.name[: -len(".beyond.json")] for f in files]
+    assert sorted(shown) == stored.stored_names("beyond") and shown
     for name, res in shown.items():
         build = {"target": name, "scale": "smoke", "created": "build", "claims": res["claims"]}
         out = report.claims_html(build)

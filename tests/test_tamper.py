@@ -1,6 +1,7 @@
 """Issue 32, class 2: a shown result -- cached, in a results folder, or stored -- is verified against the sha256
 of its own body before it is shown; `lvmrepro store` refuses every tampered variant; every file read is a
 regular file of bounded size."""
+import gzip
 import json
 import subprocess
 import sys
@@ -47,7 +48,9 @@ def _variants(res):
 
 
 def _write(path, data):
-    path.write_text(json.dumps(data, allow_nan=True))
+    """``data`` as JSON at ``path``, gzip-compressed when the name says so (a stored run, edited and re-packed)."""
+    text = json.dumps(data, allow_nan=True).encode()
+    path.write_bytes(gzip.compress(text) if path.name.endswith(".gz") else text)
     return path
 
 
@@ -82,7 +85,7 @@ def test_a_gmm_table3_result_without_its_runs_is_refused(tmp_path, store_dir, mo
                                    r"does not write the declared artifacts \['runs'\]")]:
         monkeypatch.setattr(experiments.get_target("gmm.table3"), "artifacts", {k: "declared" for k in declared})
         with pytest.raises(ValueError, match=match) as exc:
-            stored.load("gmm.table3", "paper") if _write(store_dir / "gmm.table3.paper.json", body) else None
+            stored.load("gmm.table3", "paper") if _write(store_dir / "gmm.table3.paper.json.gz", body) else None
         assert "\n" not in str(exc.value)
         with pytest.raises(ValueError):
             stored.store(_write(tmp_path / "t3.json", body), overwrite=True)
@@ -96,13 +99,13 @@ def test_a_tampered_stored_run_is_not_shown_and_the_page_says_why(tmp_path, stor
     assert full is None and text == "No stored run of the full protocol is in this checkout."
     # as it stands, the fixture is refused for the artifacts today's target declares and its protocol did not write
     store_dir.mkdir()
-    _write(store_dir / "gmm.table3.paper.json", src)
+    _write(store_dir / "gmm.table3.paper.json.gz", src)
     full, text = page.stored_run("gmm.table3")
     assert full is None and text.startswith("The stored run of the full protocol is not shown: ")
     assert "does not write the declared artifacts" in text and "\n" not in text
     monkeypatch.setattr(experiments.get_target("gmm.table3"), "artifacts", {k: "declared" for k in src["artifacts"]})
     flipped = dict(src, claims=[dict(c, holds=not c["holds"]) if c["holds"] is not None else c for c in src["claims"]])
-    _write(store_dir / "gmm.table3.paper.json", flipped)
+    _write(store_dir / "gmm.table3.paper.json.gz", flipped)
     with pytest.raises(ValueError, match="edited after its run: its body no longer matches its recorded sha256") as exc:
         stored.load("gmm.table3", "paper")
     assert "not shown" in str(exc.value) and "\n" not in str(exc.value)

@@ -156,12 +156,11 @@ def beyond_results(refused: list | None = None) -> dict:
     run the book refuses (:func:`lvmrepro.book.stored.shown`) adds its one line to ``refused`` instead."""
     from lvmrepro.book import stored
     out = {}
-    for path in sorted(stored.STORED_DIR.glob("*.beyond.json")):
-        name = path.name[: -len(".beyond.json")]
+    for name in stored.stored_names("beyond"):
         try:
             res, why = stored.shown(name, "beyond")
         except ValueError as exc:         # a file named after no registered target
-            res, why = None, f"The stored beyond-scale run {path.name} is not shown: {exc}"
+            res, why = None, f"The stored beyond-scale run {name}.beyond{stored.SUFFIX} is not shown: {exc}"
         if res is not None:
             out[name] = res
         elif why and refused is not None:

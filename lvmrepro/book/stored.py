@@ -5,7 +5,8 @@ the book's time budget, so the build runs a documented reduction of it (the targ
 and runs at the ``beyond`` scale (the paper's protocol with more units, deciding what the paper's sample size
 cannot) are made outside the build.  Such a run is made once with ``lvmrepro run TARGET --scale SCALE``
 (resumable where the target caches its runs), and its result file is kept in the package
-(``lvmrepro/book/stored_runs/TARGET.SCALE.json``) with ``lvmrepro store RESULT.json``.  The chapter shows it
+(``lvmrepro/book/stored_runs/TARGET.SCALE.json.gz``, gzip-compressed: a beyond run's per-unit rows can take
+megabytes of JSON) with ``lvmrepro store RESULT.json``.  The chapter shows it
 beside the build's own run, labelled with its commit and date (a beyond run's verdicts in a column of the
 claims table, :func:`lvmrepro.book.report.claims_html`); the scorecard never counts it with the build's claims
 (the beyond runs' verdicts are counted apart).
@@ -19,20 +20,32 @@ data files whose registered checksum has changed, so that a page never shows a s
 """
 from __future__ import annotations
 
+import gzip
+import io
 import json
+import zlib
 from pathlib import Path
 
-from lvmrepro.io import atomic_write_json, to_jsonable
+from lvmrepro.io import atomic_write_bytes, to_jsonable
 
 STORED_DIR = Path(__file__).resolve().parent / "stored_runs"
-#: the largest result file store and load read (the paper-scale scene table's is under a megabyte)
+#: the suffix of a stored run's file: its result as JSON, gzip-compressed
+SUFFIX = ".json.gz"
+#: the largest result a store or load reads, compressed or not (the paper-scale scene table's is under a megabyte)
 MAX_BYTES = 64 * 2 ** 20
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def path(name: str, scale: str = "paper") -> Path:
     """Where the stored result of target ``name`` at ``scale`` lives (whether or not it exists)."""
     from lvmrepro.experiments import check_scale, get_target
-    return STORED_DIR / f"{get_target(name).name}.{check_scale(scale)}.json"
+    return STORED_DIR / f"{get_target(name).name}.{check_scale(scale)}{SUFFIX}"
+
+
+def stored_names(scale: str) -> list[str]:
+    """The names (``TARGET``) of the stored runs at ``scale`` in :data:`STORED_DIR`, whether or not they load."""
+    tail = f".{scale}{SUFFIX}"
+    return sorted(p.name[: -len(tail)] for p in STORED_DIR.glob(f"*{tail}"))
 
 
 def exists(name: str, scale: str = "paper") -> bool:
@@ -46,6 +59,15 @@ def _read(file: Path) -> dict:
         raw = read_bounded(file, MAX_BYTES, "result file")
     except FileNotFoundError:
         raise FileNotFoundError(f"no result file at {file}") from None
+    if raw[:2] == _GZIP_MAGIC:
+        # bounded like the file itself: a small archive can expand to any size
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as f:
+                raw = f.read(MAX_BYTES + 1)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise ValueError(f"{file} is not a readable gzip file ({exc})") from None
+        if len(raw) > MAX_BYTES:
+            raise ValueError(f"{file} expands to more than the {MAX_BYTES} bytes a result file can have")
     try:
         data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError) as exc:
@@ -90,7 +112,9 @@ def store(result_file, *, overwrite: bool = False) -> Path:
     dest = path(data["target"], data["scale"])
     if dest.exists() and not overwrite:
         raise ValueError(f"{dest} exists; pass overwrite=True (lvmrepro store --overwrite) to replace it")
-    atomic_write_json(dest, data)
+    text = json.dumps(to_jsonable(data), indent=1, allow_nan=False).encode() + b"\n"
+    # mtime 0: the same result gives the same bytes (a re-store is no change to the repository)
+    atomic_write_bytes(dest, gzip.compress(text, compresslevel=9, mtime=0))
     return dest
 
 
