@@ -76,3 +76,33 @@ def test_reading_quotes_the_claims(smoke_result):
     conv["verdict"] = stats.HOLDS if stats.verdict_of(conv) != stats.HOLDS else stats.FAILS
     assert stopping_moves_verdict(claims, res["params"]["losses"][0]) != stopping_moves_verdict(
         res["claims"], res["params"]["losses"][0])
+
+
+def test_robustness_note_and_table(smoke_result):
+    """The best-C claims against a rounding-level perturbation: the note gives the runs re-fitted, how many took other
+    paths, their CPU beside the run's, each claim's verdict before and after; the table the re-fitted runs; the
+    reading says which claims survived; a run without the check says so."""
+    res = smoke_result("spl.fig1")
+    a = res["artifacts"]["robustness"]
+    note = coreference.robustness_note(res)
+    assert f"{a['n_runs']} runs -- each learner's best C per split, by training and by test loss -- were" in note
+    assert f"{a['n_other_paths']} of them took other CCCP/SPL paths" in note and a["perturbation"] in note
+    assert f"{a['cpu_s']:,.0f} CPU seconds, {a['cpu_s'] / a['cpu_s_runs']:.0%} of the run's own fits" in note
+    for cid, c in a["claims"].items():
+        assert f"* `{cid}`: '{c['verdict']}' on the runs" in note
+        assert ("the verdict stands." if c["survives"] else "**not testable here**.") in note
+    rows = assert_table(coreference.robustness_table(res), a["n_runs"])
+    assert [(r["C"], r["learner"], r["passes"], r["passes (re-fit)"]) for r in rows] == [
+        (r["C"], r["method"].upper(), r["passes"], r["passes_perturbed"]) for r in a["runs"]]
+    assert {r["other path"] for r in rows} <= {"yes", "no"}
+    text = coreference.reading(res)
+    for cid, c in a["claims"].items():
+        claim = claim_by_id(res, cid)
+        if c["survives"]:
+            assert f"{stats.pair_counts(claim)}; mean difference" in text
+            assert "it survives a rounding-level perturbation (the QP's other backend" in text
+    none = {**res, "params": {**res["params"], "perturbed_runs": "none"}, "artifacts": {**res["artifacts"],
+                                                                                       "robustness": None}}
+    assert coreference.robustness_note(none).startswith("**The best-C verdicts were not checked")
+    assert coreference.robustness_table(none)["rows"] == []
+    assert "survives a rounding-level perturbation" not in coreference.reading(none)

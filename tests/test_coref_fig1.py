@@ -364,15 +364,18 @@ def test_runs_are_kept_and_resumed(tmp_path, monkeypatch):
     monkeypatch.setenv("LVMREPRO_CACHE", str(tmp_path))
     calls = []
 
-    def fake(args):
+    def fake(args, backend=None):
         calls.append(args)
-        return {"objective": float(args[2]), "split": args[0]}
+        return {"objective": float(args[2]) + (backend == "numpy"), "split": args[0]}
     monkeypatch.setattr(c, "_compute_run", fake)
     args = (0, "mitre", 0.5, "cccp", (50, None, None, None), 1e-3, 1e-4, 1.3, 2, 100)
     assert c._run(args) == {"objective": 0.5, "split": 0}
     assert c._run(args) == {"objective": 0.5, "split": 0} and len(calls) == 1
     assert c._run(args[:2] + (0.7,) + args[3:])["objective"] == 0.7 and len(calls) == 2
     assert len(list((tmp_path / "runs" / "spl.fig1").glob("*.json"))) == 2
+    # a re-fit with the other QP backend (the robustness check's) is kept apart from the run
+    assert c._run(args, "numpy")["objective"] == 1.5 and c._run(args, "numpy")["objective"] == 1.5 and len(calls) == 3
+    assert c._run(args)["objective"] == 0.5 and len(list((tmp_path / "runs" / "spl.fig1").glob("*.json"))) == 3
 
 
 @pytest.mark.parametrize("loss", ["mitre", "pairwise"])
