@@ -190,12 +190,13 @@ def runtime_table(res: dict) -> dict:
 
 
 def budget_note(res: dict) -> str:
-    """What the run cost: the CPU seconds of all its fits (the continuations included), the target's own runtime
-    (wall clock, with its parallel jobs), the wall time two fully used cores would need for the same CPU -- an
-    estimate that ignores the load of a shared machine and the last fit's tail -- and the floor at the run's pass
-    counts: the CPU of the oracle passes alone."""
-    runs = res["artifacts"]["runs"]
-    cpu = sum(r["cpu_s"] + r.get("cpu_tight_s", 0.0) for r in runs)
+    """What the run cost: the CPU seconds of all its fits (the continuations included) and of the robustness
+    check's re-fits, the target's own runtime (wall clock, with its parallel jobs), the wall time two fully used
+    cores would need for the same CPU -- an estimate that ignores the load of a shared machine and the last fit's
+    tail -- and the floor at the run's pass counts: the CPU of the oracle passes alone."""
+    runs, robust = res["artifacts"]["runs"], res["artifacts"].get("robustness")
+    fits = sum(r["cpu_s"] + r.get("cpu_tight_s", 0.0) for r in runs)
+    cpu = fits + (robust["cpu_s"] if robust else 0.0)
     own, jobs = report.own_runtime_s(res), res.get("jobs", 1)
     floor = ""
     if all("oracle_cpu_s" in r for r in runs):
@@ -203,10 +204,12 @@ def budget_note(res: dict) -> str:
         floor = (f" At these pass counts the oracle passes alone took {oracle:,.0f} of the fits' {fit:,.0f} CPU "
                  f"seconds (the continuations aside): a floor no faster QP can go below; only fewer passes can.")
     two = f"{cpu / 2 / 60:.1f} min" if cpu >= 240 else f"{cpu / 2:.0f} s"
-    return (f"The {len(runs)} fits of this run used {cpu:,.0f} CPU seconds in all (the tighter continuations "
-            f"included; {cpu / len(runs):.1f} s a fit). The target's own runtime was {own:,.0f} s of wall clock with "
-            f"{jobs} parallel {'job' if jobs == 1 else 'jobs'}, on a machine whose other load this run does not "
-            f"record. The same CPU on two otherwise idle cores (`--jobs 2`) would take about {two}, plus the data "
+    refits = (f"; the robustness check's {robust['n_runs']} re-fits took {robust['cpu_s']:,.0f} more" if robust
+              else "")
+    return (f"The {len(runs)} fits of this run used {fits:,.0f} CPU seconds in all (the tighter continuations "
+            f"included; {fits / len(runs):.1f} s a fit){refits}. The target's own runtime was {own:,.0f} s of wall "
+            f"clock with {jobs} parallel {'job' if jobs == 1 else 'jobs'}, on a machine whose other load this run does "
+            f"not record. The same CPU on two otherwise idle cores (`--jobs 2`) would take about {two}, plus the data "
             "loading and the checks." + floor)
 
 
