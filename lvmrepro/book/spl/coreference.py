@@ -246,7 +246,7 @@ def _moved(check: dict) -> str:
     """How far a claim's per-split best losses moved under the perturbation, in words."""
     if check["largest_move"] == 0:
         return "did not move"
-    return (f"moved by at most {number(check['largest_move'], '.3g')} points "
+    return (f"moved by up to {number(check['largest_move'], '.3g')} points "
             f"({check['moved_most']['learner'].upper()}, split {check['moved_most']['split']})")
 
 
