@@ -239,6 +239,10 @@ def robustness_note(res: dict) -> str:
         after = ("the same" if c["verdict_perturbed"] == c["verdict"] else f"'{c['verdict_perturbed']}'")
         lines.append(f"* `{cid}`: '{c['verdict']}' on the runs, {after} on the re-fits; the best losses "
                      f"{_moved(c)}: " + ("the verdict stands." if c["survives"] else "**not testable here**."))
+    if any(c["survives"] for c in a["claims"].values()):
+        lines.append("\nA verdict that stands has survived one draw of rounding: a necessary check, not a proof that "
+                     "no other rounding-level perturbation (another arithmetic order, the last digit of C) would move "
+                     "it.")
     return "\n".join(lines)
 
 
