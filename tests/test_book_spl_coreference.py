@@ -104,7 +104,7 @@ def test_robustness_note_and_table(smoke_result):
         claim = claim_by_id(res, cid)
         if c["survives"]:
             assert f"{stats.pair_counts(claim)}; mean difference" in text
-            assert "it survives a rounding-level perturbation (the QP's other backend" in text
+            assert f"it survives a rounding-level perturbation ({a['label']}: the best losses" in text
     none = {**res, "params": {**res["params"], "perturbed_runs": "none"}, "artifacts": {**res["artifacts"],
                                                                                        "robustness": None}}
     assert coreference.robustness_note(none).startswith("**The best-C verdicts were not checked")

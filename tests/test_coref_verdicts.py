@@ -5,6 +5,7 @@ result contract, bad inputs; and the target at smoke scale with its re-fits repl
 through the whole result."""
 import copy
 
+import numpy as np
 import pytest
 from conftest import needs_data
 
@@ -50,8 +51,8 @@ def _refit(runs, p, change=None):
 
 
 def _decide(runs, perturbed, p, scale="paper"):
-    return V.decide(_claims(runs, p), runs, perturbed, p, backend="numpy", make_claim=fig1._best_claim,
-                    threshold=fig1.LOSS_THRESHOLD, scale=scale)
+    return V.decide(_claims(runs, p), runs, perturbed, p, perturbation="backend", backend="numpy",
+                    make_claim=fig1._best_claim, threshold=fig1.LOSS_THRESHOLD, scale=scale)
 
 
 def test_chosen_runs_are_each_learners_best_per_split_ties_included():
@@ -167,18 +168,25 @@ def test_bad_inputs():
     with pytest.raises(ValueError, match=r"lacks \['train_loss'\]"):
         _decide(runs, [{k: v for k, v in perturbed[0].items() if k != "train_loss"}], p)
     with pytest.raises(ValueError, match="threshold must be a finite number"):
-        V.decide([], runs, perturbed, p, backend="numpy", make_claim=fig1._best_claim, threshold=-1, scale="paper")
+        V.decide([], runs, perturbed, p, perturbation="backend", backend="numpy", make_claim=fig1._best_claim,
+                 threshold=-1, scale="paper")
     from lvmrepro import experiments
     with pytest.raises(ValueError, match="perturbed_runs"):
         experiments.run("spl.fig1", "smoke", perturbed_runs="most")
-    assert V.other_backend() in ("numpy", "cython") and "NumPy loop" in V.describe("numpy")
+    with pytest.raises(ValueError, match="perturbation"):
+        experiments.run("spl.fig1", "smoke", perturbation="noise")
+    with pytest.raises(ValueError, match="perturbation must be one of"):
+        V.decide(_claims(runs, p), runs, perturbed, p, perturbation="noise", backend=None,
+                 make_claim=fig1._best_claim, threshold=0.05, scale="paper")
+    assert V.other_backend() in ("numpy", "cython") and "NumPy loop" in V.describe("backend", "numpy")
+    assert V.describe("ulp").startswith("C one unit in the last place higher")
 
 
 @needs_data
 def test_fig1_smoke_both_outcomes_through_the_target(monkeypatch, tmp_path):
-    """The smoke target with its re-fits as computed (the same paths: the claims keep their verdicts) and with a
-    re-fit whose SPL losses moved by a point (the best-C claims become "not testable here"); both results pass the
-    contract, the artifact names the backend and the runs re-fitted, and the re-fits are cached apart from the runs."""
+    """The smoke target with its re-fits as computed (C one ulp up, the default: re-fits paired with their runs,
+    cached as runs of their own arguments) and, with the other perturbation (the QP's other backend), re-fits whose
+    SPL losses moved by a point (the best-C claims become "not testable here"); every result passes the contract."""
     from lvmrepro import experiments
     from lvmrepro.book.spl import coreference as page
     monkeypatch.setenv("LVMREPRO_CACHE", str(tmp_path / "cache"))
@@ -186,13 +194,18 @@ def test_fig1_smoke_both_outcomes_through_the_target(monkeypatch, tmp_path):
     res = experiments.run("spl.fig1", "smoke", jobs=1, progress=False)
     art = res["artifacts"]["robustness"]
     keys = V.chosen(res["artifacts"]["runs"], res["params"])
-    assert art["backend"] == V.other_backend() and art["n_runs"] == len(keys) >= 1
+    assert (art["perturbation_kind"], art["backend"], art["label"]) == ("ulp", None, V.LABELS["ulp"])
+    assert art["n_runs"] == len(keys) >= 1
     assert [(r["split"], r["loss"], r["C"], r["method"]) for r in art["runs"]] == keys
+    assert all(r["C_perturbed"] == float(np.nextafter(r["C"], np.inf)) > r["C"] for r in art["runs"])
     assert all(r["train_loss_perturbed"] == r["train_loss"] for r in art["runs"] if not r["other_path"])
     assert set(art["claims"]) == {"spl-best-train-mitre", "spl-best-test-mitre"}
+    for c in res["claims"]:
+        if c["id"] in art["claims"]:
+            assert "C one unit in the last place higher" in f"{c['reason']} {c['evidence']}"
     cached = list((tmp_path / "cache" / "runs" / "spl.fig1").glob("*.json"))
     assert len(cached) == len(res["artifacts"]["runs"]) + len(keys)
-    assert "were fitted again with the cached QP's interior point" in page.robustness_note(res)
+    assert "were fitted again with C one unit in the last place higher" in page.robustness_note(res)
 
     real = fig1._run
 
@@ -203,11 +216,13 @@ def test_fig1_smoke_both_outcomes_through_the_target(monkeypatch, tmp_path):
                    "passes": row["passes"] + 1}
         return row
     monkeypatch.setattr(fig1, "_run", moved)
-    bad = experiments.run("spl.fig1", "smoke", jobs=1, progress=False, force=True)
+    bad = experiments.run("spl.fig1", "smoke", jobs=1, progress=False, perturbation="backend")
+    assert bad["artifacts"]["robustness"]["backend"] == V.other_backend()
     claims = {c["id"]: c for c in bad["claims"]}
     for part in ("train", "test"):
         c = claims[f"spl-best-{part}-mitre"]
         assert stats.verdict_of(c) == stats.NOT_TESTABLE and "more than the threshold" in c["reason"]
+        assert "the cached QP's interior point run by its NumPy loop" in c["reason"]
         assert f"the claim is not testable here: {c['reason']}." in page.reading(bad)
     assert "**not testable here**" in page.robustness_note(bad)
     none = experiments.run("spl.fig1", "smoke", jobs=1, progress=False, perturbed_runs="none")

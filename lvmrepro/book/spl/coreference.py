@@ -295,6 +295,7 @@ def reading(res: dict) -> str:
                      + (". The verdict changes with the stopping rule." if moved
                         else ". The stopping rule does not drive the verdict."))
     robust = (res["artifacts"].get("robustness") or {}).get("claims", {})
+    robust_label = (res["artifacts"].get("robustness") or {}).get("label")
     for loss in res["params"]["losses"]:
         for part, word in (("train", "training"), ("test", "test")):
             c = claim_by_id(res, f"spl-best-{part}-{loss}")
@@ -304,7 +305,7 @@ def reading(res: dict) -> str:
                 continue
             r = robust.get(c["id"])
             lines.append(f"{head}; {paired_summary(c)}" + (
-                "." if r is None else f"; it survives a rounding-level perturbation (the QP's other backend: the best "
+                "." if r is None else f"; it survives a rounding-level perturbation ({robust_label}: the best "
                                       f"losses {_moved(r)})."))
     c = claim_by_id(res, "spl-runtime")
     rt = res["paper"]["runtime_s"]

@@ -6,8 +6,10 @@ At large C a coreference fit's CCCP or SPL path branches on differences at the l
 solutions move in their last digits when the interior point's arithmetic is reordered, the cutting plane then stops at
 another pass and CCCP imputes other spanning forests.  A verdict such a difference can flip is not a finding.  So
 the runs the best-over-C claims rest on -- each learner's best C per split, loss and part (training, test), or
-every run (``perturbed_runs = "all"``) -- are fitted again with the interior point's other backend (its NumPy loop
-instead of the compiled kernel: the same steps and stopping rule, other rounding), the per-split best losses are
+every run (``perturbed_runs = "all"``) -- are fitted again with C one unit in the last place higher
+(``perturbation = "ulp"``, every scale's default: the same problem to 16 digits, on the compiled kernel, so a re-fit
+costs what its run did) or with the interior point's other backend (``"backend"``: its NumPy loop instead of the
+compiled kernel, the same steps and stopping rule, other rounding; slower), the per-split best losses are
 taken again over C (the re-fitted values in place of the originals), and each ``spl-best-*`` claim is decided again
 on them.  A claim whose verdict changes, or whose best losses move by more than the claims' practical threshold,
 becomes "not testable here" with a sentence naming the perturbation, the runs that took other paths and the
@@ -21,6 +23,10 @@ from lvmrepro import stats
 
 #: which runs are fitted again: each learner's best C per split, loss and part; every run; none (no check)
 PERTURBED_RUNS = ("best", "all", "none")
+#: how they are perturbed: the interior point's other backend; C one unit in the last place higher
+PERTURBATIONS = ("backend", "ulp")
+#: a perturbation in a few words (the page's reading)
+LABELS = {"backend": "the QP's other backend", "ulp": "C one unit in the last place higher"}
 #: a re-fitted run took another path when its oracle passes or outer iterations differ, or its objective differs
 #: by more than this fraction of its size (on one path the two backends' objectives differ in their last digits only)
 PATH_RTOL = 1e-8
@@ -35,8 +41,13 @@ def other_backend() -> str:
     return "numpy" if NSlackCuttingPlane().backend == "cython" else "cython"
 
 
-def describe(backend: str) -> str:
-    """The perturbation in words."""
+def describe(perturbation: str, backend: str | None = None) -> str:
+    """The perturbation in words (``backend``: the re-fits' interior-point backend, for ``"backend"``)."""
+    if perturbation == "ulp":
+        return ("C one unit in the last place higher (the next floating-point number: the same problem to 16 digits, "
+                "other rounding throughout)")
+    if perturbation != "backend":
+        raise ValueError(f"perturbation must be one of {PERTURBATIONS}; got {perturbation!r}")
     what = {"numpy": "by its NumPy loop instead of the compiled kernel",
             "cython": "by its compiled kernel instead of the NumPy loop"}[backend]
     return f"the cached QP's interior point run {what} (the same steps and stopping rule, other rounding)"
@@ -81,8 +92,8 @@ def best_losses(runs: list[dict], p: dict, refit: dict | None = None) -> dict:
             for loss in p["losses"] for part in PARTS}
 
 
-def decide(claims: list[dict], runs: list[dict], perturbed: list[dict], p: dict, *, backend: str,
-           make_claim, threshold: float, scale: str) -> tuple[list[dict], dict | None]:
+def decide(claims: list[dict], runs: list[dict], perturbed: list[dict], p: dict, *, perturbation: str,
+           backend: str | None, make_claim, threshold: float, scale: str) -> tuple[list[dict], dict | None]:
     """The best-over-C claims decided again on the re-fitted runs ``perturbed`` (rows as ``runs``'); returns the
     claims (a claim the perturbation moves: "not testable here", with the reason; the others: their evidence says
     they survived) and the artifact (None when nothing was re-fitted).  ``make_claim(loss, part, vals)`` is the
@@ -91,6 +102,7 @@ def decide(claims: list[dict], runs: list[dict], perturbed: list[dict], p: dict,
     :func:`lvmrepro.stats.at_scale`)."""
     if not (isinstance(threshold, (int, float)) and not isinstance(threshold, bool) and 0 <= threshold < float("inf")):
         raise ValueError(f"threshold must be a finite number >= 0; got {threshold!r}")
+    words = describe(perturbation, backend)
     if not perturbed:
         return claims, None
     by = {_key(r): r for r in runs}
@@ -108,6 +120,7 @@ def decide(claims: list[dict], runs: list[dict], perturbed: list[dict], p: dict,
     base, again = best_losses(runs, p), best_losses(runs, p, refit)
     rows = [{"split": k[0], "loss": k[1], "C": k[2], "method": k[3], "other_path": k in moved_runs,
              **{f: by[k][f] for f in KEPT}, **{f"{f}_perturbed": refit[k][f] for f in KEPT},
+             "C_perturbed": refit[k].get("C_perturbed", k[2]),
              "cpu_s": refit[k]["cpu_s"] + refit[k].get("cpu_tight_s", 0.0)} for k in refit]
     cpu = sum(r["cpu_s"] for r in rows)
     cpu_runs = sum(r["cpu_s"] + r.get("cpu_tight_s", 0.0) for r in runs)
@@ -130,7 +143,7 @@ def decide(claims: list[dict], runs: list[dict], perturbed: list[dict], p: dict,
         move = ("did not move" if largest == 0 else
                 f"moved by {'at most' if survives else 'up to'} {largest:.3g} points ({m_most.upper()}, "
                 f"split {s_most}; practical threshold {threshold:g})")
-        what = (f"{describe(backend)}, {len(moved_runs)} of the {len(rows)} re-fitted runs ({_which_words(p)}) took "
+        what = (f"{words}, {len(moved_runs)} of the {len(rows)} re-fitted runs ({_which_words(p)}) took "
                 f"other CCCP/SPL paths and the per-split best {PARTS[part]} losses {move}")
         if survives:
             out.append({**c, "evidence": f"{c['evidence']} Survives a rounding-level perturbation: with {what}, the "
@@ -141,7 +154,8 @@ def decide(claims: list[dict], runs: list[dict], perturbed: list[dict], p: dict,
                      f"more than the threshold, though the verdict would stay '{v0}'"))
         out.append({**c, "holds": None, "verdict": stats.NOT_TESTABLE, "reason": reason, "undecidable_because": None,
                     "evidence": f"not decided: {reason}. The paired comparison, for the record: {c['evidence']}"})
-    return out, {"backend": backend, "perturbation": describe(backend), "runs_refit": p["perturbed_runs"],
+    return out, {"perturbation_kind": perturbation, "backend": backend, "perturbation": words,
+                 "label": LABELS[perturbation], "runs_refit": p["perturbed_runs"],
                  "threshold": threshold, "path_rtol": PATH_RTOL, "n_runs": len(rows),
                  "n_other_paths": len(moved_runs), "runs": rows, "best": again, "claims": verdicts,
                  "cpu_s": cpu, "cpu_s_runs": cpu_runs}
@@ -180,13 +194,19 @@ def _which_words(p: dict) -> str:
 
 def robustness_check(ctx, claims: list[dict], runs: list[dict], tasks: list[tuple], p: dict, *, run, make_claim,
                      threshold: float):
-    """Fit the chosen runs again with the other backend and :func:`decide`.  ``tasks``: the target's run arguments,
-    each starting with its (split, loss, C, method); ``run(args, backend)``: the target's (cached) run, mapped by
-    ``ctx.map``."""
+    """Fit the chosen runs again under ``p["perturbation"]`` and :func:`decide`.  ``tasks``: the target's run
+    arguments, each starting with its (split, loss, C, method); ``run(args, backend)``: the target's (cached) run,
+    mapped by ``ctx.map`` (a re-fit at the next C is a run of its own arguments, cached as such)."""
     from functools import partial
-    backend = other_backend()
+
+    import numpy as np
+    kind = p["perturbation"]
+    describe(kind, "numpy")                                       # an unknown perturbation: before any work
+    backend = other_backend() if kind == "backend" else None
     args = {tuple(t[:4]): t for t in tasks}
-    todo = [args[k] for k in chosen(runs, p)]
+    keys = chosen(runs, p)
+    todo = [args[k] if kind == "backend" else (*k[:2], float(np.nextafter(k[2], np.inf)), *args[k][3:]) for k in keys]
     perturbed = ctx.map(partial(run, backend=backend), todo, desc="spl.fig1 perturbed re-fits") if todo else []
-    return decide(claims, runs, perturbed, p, backend=backend, make_claim=make_claim, threshold=threshold,
-                  scale=ctx.scale)
+    perturbed = [{**r, "C": k[2], "C_perturbed": r["C"]} for r, k in zip(perturbed, keys)]   # paired with its run
+    return decide(claims, runs, perturbed, p, perturbation=kind, backend=backend, make_claim=make_claim,
+                  threshold=threshold, scale=ctx.scale)
