@@ -3,8 +3,8 @@ approximate oracle is run (:func:`undecided_by_the_oracle`), and the best-over-C
 perturbation moves.
 
 At large C a coreference fit's CCCP or SPL path branches on differences at the level of rounding: the cached QP's
-solutions move in their last digits when the interior point's arithmetic is reordered, the cutting plane then stops at
-another pass and CCCP imputes other spanning forests.  A verdict such a difference can flip is not a finding.  So
+solutions move in their last digits when C moves in its last digit or the interior point's arithmetic is reordered,
+the cutting plane then stops at another pass and CCCP imputes other spanning forests.  A verdict such a difference can flip is not a finding.  So
 the runs the best-over-C claims rest on -- each learner's best C per split, loss and part (training, test), or
 every run (``perturbed_runs = "all"``) -- are fitted again with C one unit in the last place higher
 (``perturbation = "ulp"``, every scale's default: the same problem to 16 digits, on the compiled kernel, so a re-fit
@@ -28,7 +28,7 @@ PERTURBATIONS = ("backend", "ulp")
 #: a perturbation in a few words (the page's reading)
 LABELS = {"backend": "the QP's other backend", "ulp": "C one unit in the last place higher"}
 #: a re-fitted run took another path when its oracle passes or outer iterations differ, or its objective differs
-#: by more than this fraction of its size (on one path the two backends' objectives differ in their last digits only)
+#: by more than this fraction of its size (a re-fit on the same path differs from its run in the last digits only)
 PATH_RTOL = 1e-8
 PARTS = {"train": "training", "test": "test"}
 #: the run-row fields the artifact keeps of a run and of its re-fit
@@ -36,7 +36,7 @@ KEPT = ("passes", "iterations", "objective", "train_loss", "test_loss")
 
 
 def other_backend() -> str:
-    """The interior point's backend the runs do not use by default: the perturbation."""
+    """The interior point's backend the runs do not use by default (the ``"backend"`` perturbation's)."""
     from lvmrepro.engine.lssvm.inner.nslack import NSlackCuttingPlane
     return "numpy" if NSlackCuttingPlane().backend == "cython" else "cython"
 
