@@ -4,8 +4,8 @@ perturbation moves.
 
 At large C a coreference fit's CCCP or SPL path branches on differences at the level of rounding: the cached QP's
 solutions move in their last digits when C moves in its last digit or the interior point's arithmetic is reordered,
-the cutting plane then stops at another pass and CCCP imputes other spanning forests.  A verdict such a difference can flip is not a finding.  So
-the runs the best-over-C claims rest on -- each learner's best C per split, loss and part (training, test), or
+the cutting plane then stops at another pass and CCCP imputes other spanning forests.  A verdict such a difference
+can flip is not a finding.  So the runs the best-over-C claims rest on -- each learner's best C per split, loss and part (training, test), or
 every run (``perturbed_runs = "all"``) -- are fitted again with C one unit in the last place higher
 (``perturbation = "ulp"``, every scale's default: the same problem to 16 digits, on the compiled kernel, so a re-fit
 costs what its run did) or with the interior point's other backend (``"backend"``: its NumPy loop instead of the
