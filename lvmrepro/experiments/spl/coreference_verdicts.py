@@ -4,18 +4,17 @@ perturbation moves.
 
 At large C a coreference fit's CCCP or SPL path branches on differences at the level of rounding: the cached QP's
 solutions move in their last digits when C moves in its last digit or the interior point's arithmetic is reordered,
-the cutting plane then stops at another pass and CCCP imputes other spanning forests.  A verdict such a difference
-can flip is not a finding.  So the runs the best-over-C claims rest on -- each learner's best C per split, loss and part (training, test), or
-every run (``perturbed_runs = "all"``) -- are fitted again with C one unit in the last place higher
-(``perturbation = "ulp"``, every scale's default: the same problem to 16 digits, on the compiled kernel, so a re-fit
-costs what its run did) or with the interior point's other backend (``"backend"``: its NumPy loop instead of the
-compiled kernel, the same steps and stopping rule, other rounding; slower), the per-split best losses are
-taken again over C (the re-fitted values in place of the originals), and each ``spl-best-*`` claim is decided again
-on them.  A claim whose verdict changes, or whose best losses move by more than the claims' practical threshold,
-becomes "not testable here" with a sentence naming the perturbation, the runs that took other paths and the
-largest move; the others keep their verdict and say they survived it.  :func:`decide` is the rule (pure, on run
-rows); :func:`robustness_check` runs the perturbed fits (through the target's own run function) inside
-``spl.fig1``.
+the cutting plane then stops at another pass and CCCP imputes other spanning forests. A verdict such a difference
+can flip is not a finding. So the runs the best-over-C claims rest on -- each learner's best C per split, loss and
+part (training, test), or every run (``perturbed_runs = "all"``) -- are fitted again with C one unit in the last
+place higher (``perturbation = "ulp"``, every scale's default: the same problem to 16 digits, on the compiled
+kernel, so a re-fit costs what its run did) or with the interior point's other backend (``"backend"``: its NumPy
+loop instead of the compiled kernel, the same steps and stopping rule, other rounding; slower), the per-split best
+losses are taken again over C (the re-fitted values in place of the originals), and each ``spl-best-*`` claim is
+decided again on them. A claim whose verdict changes, or whose best losses move by more than the claims' practical
+threshold, becomes "not testable here" with a sentence naming the perturbation, the runs that took other paths and
+the largest move; the others keep their verdict and say they survived it. :func:`decide` is the rule (pure, on run
+rows); :func:`robustness_check` runs the perturbed fits (through the target's own run function) inside ``spl.fig1``.
 """
 from __future__ import annotations
 
