@@ -38,8 +38,8 @@ inline definitions in ``_forest.pxd``.
 import numpy as np
 cimport numpy as cnp
 from libc.math cimport INFINITY
-from libc.stdlib cimport qsort
 
+from lvmrepro.engine._kernels._buckets cimport Bucket, _sort_buckets
 from lvmrepro.engine._kernels._forest cimport _check_labels, _check_pairs, _check_rows, _find, _need, _pair
 
 cnp.import_array()
@@ -293,29 +293,11 @@ def greedy_pairwise(const double[::1] values,  # IN  score of a pair p is values
 
 
 # --------------------------------------------------------------------------- bucket Kruskal
-cdef struct Bucket:
-    double weight
-    long row      # position in the document's distinct rows
-    long kind     # 0: gold-coreferent pairs, 1: the others, 2: every pair (equal bonuses)
-
-
-cdef int _bucket_cmp(const void* pa, const void* pb) noexcept nogil:
-    cdef const Bucket* a = <const Bucket*> pa
-    cdef const Bucket* b = <const Bucket*> pb
-    if a.weight > b.weight:
-        return -1
-    if a.weight < b.weight:
-        return 1
-    if a.row != b.row:
-        return -1 if a.row < b.row else 1
-    if a.kind != b.kind:
-        return -1 if a.kind < b.kind else 1
-    return 0
-
-
 def bucket_forest(const double[::1] values,    # IN  (n_rows,) score of every feature row
                   const int[::1] row_ids,      # IN  (R,) the document's distinct rows, ascending
-                  const long[::1] row_ptr,     # IN  (R + 1,) pairs of row r are [row_ptr[r], row_ptr[r+1])
+                  const long[::1] row_ptr,     # IN  (R + 1,) pairs of row r are [row_ptr[r], row_ptr[r+1]);
+                                               #     or (2 R + 1,) split by gold: [ptr[2r], ptr[2r+1]) the
+                                               #     gold-coreferent, [ptr[2r+1], ptr[2r+2]) the others
                   const int[::1] pi,           # IN  (n_pairs,) first endpoint of each pair, grouped by row
                   const int[::1] pj,           # IN  (n_pairs,) second endpoint
                   const long[::1] gold,        # IN  (n,) labels deciding the bonus
@@ -334,9 +316,15 @@ def bucket_forest(const double[::1] values,    # IN  (n_rows,) score of every fe
     """Write the maximum spanning forest of the pairs weighing more than ``threshold`` into ``parent``
     and ``tree``; return the sum of its edge weights (module docstring).  When the buckets above the
     threshold hold more than ``max_candidates`` pairs, return NaN at once (outputs untouched): Prim
-    on the complete graph is then faster."""
+    on the complete graph is then faster.
+
+    Split layout (``row_ptr`` of ``2 R + 1``; the pairs of a row grouped by their kind for this ``gold``, each
+    group in condensed order, as :func:`lvmrepro.tasks.coref.forest.split_buckets` builds it): a bucket of kind
+    0 or 1 reads only its own pairs instead of skipping the other kind's, with the same result; the bonuses
+    must differ (kind 2 would read the row's pairs out of condensed order).  The candidate count is the rows'
+    pairs either way, so the NaN decision is the same."""
     cdef Py_ssize_t n = parent.shape[0], R = row_ids.shape[0]
-    cdef Py_ssize_t r, q, p, a, b, i, j, v, u, top, g, n_buckets = 0
+    cdef Py_ssize_t r, q, p, a, b, i, j, v, u, top, g, lo, hi, n_buckets = 0, bad_pair = -1
     cdef long n_edges = 0, kind, n_trees = 0, n_cand = 0
     cdef double v_row, total = 0.0
     cdef bint equal = same_bonus == diff_bonus, same
@@ -345,24 +333,36 @@ def bucket_forest(const double[::1] values,    # IN  (n_rows,) score of every fe
     _need(gold.shape[0] == n and tree.shape[0] >= n and uf.shape[0] >= n and edge_a.shape[0] >= n
           and edge_b.shape[0] >= n and adj_ptr.shape[0] >= n + 1 and adj.shape[0] >= 2 * n and stack.shape[0] >= n,
           f"gold, the outputs and the scratch arrays must fit {n} mentions")
-    _need(row_ptr.shape[0] == R + 1 and row_ptr[0] == 0 and pi.shape[0] == pj.shape[0]
-          and row_ptr[R] == pi.shape[0], "row_ptr must rise from 0 to the number of pairs, one step per row")
-    # the loops only find a fault (no message is built per entry: these checks run on every call)
+    cdef Py_ssize_t step = 2 if row_ptr.shape[0] == 2 * R + 1 and R > 0 else 1
+    _need(row_ptr.shape[0] == step * R + 1 and row_ptr[0] == 0 and pi.shape[0] == pj.shape[0]
+          and row_ptr[step * R] == pi.shape[0],
+          "row_ptr must rise from 0 to the number of pairs, one step (or two: split by gold) per row")
+    _need(step == 1 or not equal, "the split layout needs different bonuses for gold-coreferent and other pairs")
+    # the loops only find a fault (no message is built per entry: these checks run on every call).  The pairs
+    # are checked where they are read, in the candidate buckets only: a document has ~40,000 pairs and a
+    # pass reads a few thousand, and checking them all up front was most of a call (issue 33)
     a = b = -1
     with nogil:
-        for r in range(R):
-            if row_ptr[r] > row_ptr[r + 1] or row_ids[r] < 0 or row_ids[r] >= values.shape[0]:
+        for r in range(step * R):
+            if row_ptr[r] > row_ptr[r + 1]:
                 a = r
                 break
-        for q in range(pi.shape[0]):
-            if pi[q] < 0 or pi[q] >= n or pj[q] < 0 or pj[q] >= n or pi[q] == pj[q]:
-                b = q
+        for r in range(R):
+            if row_ids[r] < 0 or row_ids[r] >= values.shape[0]:
+                b = r
                 break
-    _need(a < 0 or row_ptr[a] > row_ptr[a + 1], f"row_ids entry {a} points outside the {values.shape[0]} pair scores")
-    _need(a < 0, f"row_ptr must not decrease (row {a})")
-    _need(b < 0, f"pair {b} is not two mentions in 0..{n - 1}")
-    store = np.empty(max(2 * R, 1) * sizeof(Bucket), dtype=np.uint8)
+            v_row = values[row_ids[r]]
+            if v_row + same_bonus > threshold:
+                n_buckets += 1
+            if not equal and v_row + diff_bonus > threshold:
+                n_buckets += 1
+    _need(b < 0, f"row_ids entry {b} points outside the {values.shape[0]} pair scores")
+    _need(a < 0, f"row_ptr must not decrease (entry {a})")
+    # exactly the buckets above the threshold (a few hundred): an array for all 2 R was mapped and zeroed by the
+    # system on every call (issue 33)
+    store = np.empty(max(n_buckets, 1) * sizeof(Bucket), dtype=np.uint8)
     buckets = <Bucket*> &store[0]
+    n_buckets = 0
     with nogil:
         for r in range(R):
             v_row = values[row_ids[r]]
@@ -384,11 +384,11 @@ def bucket_forest(const double[::1] values,    # IN  (n_rows,) score of every fe
                     buckets[n_buckets].kind = 1
                     n_buckets += 1
         for g in range(n_buckets):
-            n_cand += row_ptr[buckets[g].row + 1] - row_ptr[buckets[g].row]
+            n_cand += row_ptr[step * (buckets[g].row + 1)] - row_ptr[step * buckets[g].row]
     if n_cand > max_candidates:
         return float("nan")
     with nogil:
-        qsort(buckets, n_buckets, sizeof(Bucket), _bucket_cmp)
+        _sort_buckets(buckets, n_buckets, 64)
         for v in range(n):
             uf[v] = v
         for g in range(n_buckets):
@@ -396,9 +396,18 @@ def bucket_forest(const double[::1] values,    # IN  (n_rows,) score of every fe
                 break
             r = buckets[g].row
             kind = buckets[g].kind
-            for q in range(row_ptr[r], row_ptr[r + 1]):
+            if step == 1:
+                lo = row_ptr[r]
+                hi = row_ptr[r + 1]
+            else:
+                lo = row_ptr[2 * r + kind]
+                hi = row_ptr[2 * r + kind + 1]
+            for q in range(lo, hi):
                 i = pi[q]
                 j = pj[q]
+                if i < 0 or i >= n or j < 0 or j >= n or i == j:
+                    bad_pair = q
+                    break
                 if kind != 2:
                     same = gold[i] == gold[j]
                     if same != (kind == 0):
@@ -415,6 +424,10 @@ def bucket_forest(const double[::1] values,    # IN  (n_rows,) score of every fe
                 edge_b[n_edges] = j
                 n_edges += 1
                 total = total + buckets[g].weight
+            if bad_pair >= 0:
+                break
+    _need(bad_pair < 0, f"pair {bad_pair} is not two mentions in 0..{n - 1}")
+    with nogil:
         # parent array: every tree rooted at its smallest vertex, trees numbered by it
         for v in range(n + 1):
             adj_ptr[v] = 0

@@ -81,9 +81,15 @@ def greedy_pairwise(score, first, second, gold, lam, max_passes):
 
 def bucket_forest(values, row_ids, row_ptr, pi, pj, gold, same_bonus, diff_bonus, threshold, max_candidates):
     """``(parent, tree, total)``: Kruskal over (row, kind) buckets in the kernel's order; ``None`` when the
-    buckets above the threshold hold more than ``max_candidates`` pairs."""
+    buckets above the threshold hold more than ``max_candidates`` pairs.  A ``row_ptr`` of two steps per row
+    (the split layout) is read as one step per row: each kind keeps its pairs in condensed order, so only the
+    order of the other kind's pairs, which a bucket skips, differs."""
     n = len(gold)
     gold = np.asarray(gold)
+    if len(row_ptr) == 2 * len(row_ids) + 1 and len(row_ids):
+        if same_bonus == diff_bonus:
+            raise ValueError("the split layout needs different bonuses for gold-coreferent and other pairs")
+        row_ptr = np.asarray(row_ptr)[::2]
     buckets = []
     for r, row in enumerate(np.asarray(row_ids)):
         v = float(values[row])

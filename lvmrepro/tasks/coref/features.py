@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lvmrepro.engine._kernels import coref_rows_ref as _coref_rows_ref
 from lvmrepro.tasks.coref.data import MENTION_TYPES, Document
 from lvmrepro.tasks.coref.mentions import (  # noqa: F401  (mention_head and the attributes: read here before)
     MentionAttributes, mention_attributes, mention_head, quotation_ids,
@@ -265,6 +266,7 @@ class PairFeatures:
         for f, v in zip(_FIELDS, fields):
             object.__setattr__(self, f, v)
         self.__dict__.pop("_by_row", None)
+        self.__dict__.pop("_sparse_rows", None)
         object.__setattr__(self, "_version", self._version + 1)
 
     @property
@@ -305,6 +307,16 @@ class PairFeatures:
                         np.ascontiguousarray(np.append(starts, len(rows)), dtype=np.int64),
                         np.ascontiguousarray(i[order], dtype=np.int32), np.ascontiguousarray(j[order], dtype=np.int32))
         return cache[d]
+
+    def sparse_rows(self):
+        """``(row_ptr, cols, vals)``: the table's non-zero entries by row (read-only; computed once and kept),
+        for :func:`lvmrepro.engine._kernels.coref_rows.sparse_row_scores`."""
+        if "_sparse_rows" not in self.__dict__:
+            parts = _coref_rows_ref.sparse_rows(self.table)
+            for a in parts:
+                a.setflags(write=False)
+            object.__setattr__(self, "_sparse_rows", parts)
+        return self._sparse_rows
 
     def dense(self, d: int) -> np.ndarray:
         """Float64 ``(n_pairs, n_features)`` matrix of document ``d`` (tests, small documents)."""

@@ -225,6 +225,24 @@ def bucket_kernel(values, buckets, n, gold, same_bonus, diff_bonus, threshold, m
     return parent, float(total), trees
 
 
+def split_buckets(buckets, gold) -> tuple:
+    """A document's ``PairFeatures.by_row`` buckets in the split layout of
+    :func:`lvmrepro.engine._kernels.coref.bucket_forest` for the clustering ``gold``: inside every row its
+    gold-coreferent pairs, then the others, each in condensed order; ``row_ptr`` has two steps per row."""
+    row_ids, row_ptr, pi, pj = buckets
+    gold = np.asarray(gold)
+    R = len(row_ids)
+    other = gold[pi] != gold[pj]
+    group = np.repeat(np.arange(R, dtype=np.int64), np.diff(row_ptr)) * 2 + other
+    order = np.argsort(group, kind="stable")
+    ptr = np.zeros(2 * R + 1, dtype=np.int64)
+    np.cumsum(np.bincount(group, minlength=2 * R), out=ptr[1:])
+    out = (row_ids, ptr, np.ascontiguousarray(pi[order]), np.ascontiguousarray(pj[order]))
+    for a in out[1:]:
+        a.setflags(write=False)
+    return out
+
+
 def max_spanning_forest(score, n: int, *, allowed=None, gold=None, same_bonus: float = 0.0,
                         diff_bonus: float = 0.0, threshold: float = 0.0, backend: str = "cython"):
     """``(parent, total)``: maximum-weight spanning forest (Prim; see :mod:`lvmrepro.engine._kernels.coref`).

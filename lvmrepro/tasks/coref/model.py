@@ -43,10 +43,11 @@ import numpy as np
 from lvmrepro.tasks.coref import losses as L
 from lvmrepro.tasks.coref.features import N_FEATURES, PairFeatures, pair_index
 from lvmrepro.tasks.coref.forest import (
-    bucket_kernel, check_backend, fast_canonical, table_scores, check_forest, check_labels, forest_clustering, forest_edges,
+    bucket_kernel, check_backend, fast_canonical, split_buckets, table_scores, check_forest, check_labels, forest_clustering, forest_edges,
     forest_from_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest, value_rank,
 )
 from lvmrepro.tasks.coref.data import canonical_clustering
+from lvmrepro.engine._kernels import coref_rows as _coref_rows
 from lvmrepro.engine.lssvm.base import InferenceTerms, LatentModel
 from lvmrepro.engine.validation import as_weight_vector
 
@@ -167,20 +168,23 @@ class CorefModel(LatentModel):
             n = int(X.n_mentions[d])
             if h.shape != (n,):
                 raise ValueError(f"forest of document {d} must have {n} entries; got shape {h.shape}")
-            i, j = forest_edges(h)
-            ghat[k] = X.table[X.index[d][pair_index(i, j, n)]].sum(axis=0)
             y = golds[d]
+            if self.backend == "cython":   # the same sums, the same bits (coref_rows' docstring)
+                n_edges, inside = _coref_rows.forest_feature_sum(X.table, X.index[d], h, y, ghat[k])
+            else:
+                i, j = forest_edges(h)
+                ghat[k] = X.table[X.index[d][pair_index(i, j, n)]].sum(axis=0)
+                n_edges, inside = len(i), int(np.count_nonzero(y[i] == y[j]))
             if self.loss_kind == "mitre":
-                inside = int(np.count_nonzero(y[i] == y[j]))
                 L_ = n - (int(y.max()) + 1 if n else 0)
-                b[k] = 100.0 * ((L_ - inside) + self.wrong_link_cost * (len(i) - inside)) / max(L_, 1)
+                b[k] = 100.0 * ((L_ - inside) + self.wrong_link_cost * (n_edges - inside)) / max(L_, 1)
             else:
                 b[k] = canonical_pairwise_loss(y, fast_canonical(np.asarray(Ybar[k], dtype=np.int64)))
         return ghat, b
 
     def score(self, w, X, Y, H) -> np.ndarray:
         X, w = self._check_X(X), self._check_w(w)
-        tw = table_scores(X.table, w, self.backend)
+        tw = self._scores(X, w)
         return np.array([tw[X.index[d][forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
                          for d, n in enumerate(X.n_mentions)])
 
@@ -201,7 +205,7 @@ class CorefModel(LatentModel):
         return out
 
     # ----------------------------------------------------------------- inference
-    # Each document's pair scores are ``tw[X.index[d]]`` with ``tw = table_scores(X.table, w, self.backend)``; the compiled kernels
+    # Each document's pair scores are ``tw[X.index[d]]`` with ``tw = self._scores(X, w)``; the compiled kernels
     # read them through the index (no gather), the numpy backend gets them gathered.
     def _golds(self, X, Y) -> list:
         """Every document's gold clustering, checked and canonical (the kernels and the loss constants count
@@ -226,6 +230,15 @@ class CorefModel(LatentModel):
             self._gold_cache = (lengths, flat.copy(), golds)
         return golds
 
+    def _scores(self, X, w) -> np.ndarray:
+        """``X.table @ w``: by the compiled kernel from the table's non-zero entries (the same bits as the dense
+        kernel, :mod:`lvmrepro.engine._kernels.coref_rows`), or by NumPy (``backend="numpy"``)."""
+        if self.backend == "numpy":
+            return table_scores(X.table, w, "numpy")
+        out = np.empty(len(X.table))
+        _coref_rows.sparse_row_scores(*X.sparse_rows(), w, out)
+        return out
+
     def _forest(self, tw, idx, n, *, allowed=None, gold=None, same=0.0, diff=0.0, threshold=0.0, buckets=None):
         """``(parent, total, clustering)``; the clustering is only computed when ``allowed`` is None.
         ``buckets`` (the document's :meth:`PairFeatures.by_row`): Kruskal over buckets instead of Prim
@@ -243,8 +256,21 @@ class CorefModel(LatentModel):
     def _complete(self, tw, idx, y):
         return self._forest(tw, idx, len(y), allowed=y, threshold=-np.inf)[:2]
 
-    def _buckets(self, X, d):
-        return X.by_row(d) if (self.forest == "bucket" and self.backend == "cython") else None
+    def _buckets(self, X, d, golds=None):
+        """The document's buckets for the compiled bucket Kruskal (None: Prim); with ``golds`` (the list
+        :meth:`_golds` returned) and the MITRE loss, in the split layout for its gold clustering, kept while
+        ``X`` and ``golds`` stay the same objects (a loss-augmented pass then reads only the candidate pairs of
+        each bucket's kind: the same forest, issue 33)."""
+        if not (self.forest == "bucket" and self.backend == "cython"):
+            return None
+        if golds is None or self.loss_kind != "mitre":
+            return X.by_row(d)
+        cache = self.__dict__.get("_split_cache")
+        if cache is None or cache[0] is not X or cache[1] != X.version or cache[2] is not golds:
+            cache = self._split_cache = (X, X.version, golds, {})
+        if d not in cache[3]:
+            cache[3][d] = split_buckets(X.by_row(d), golds[d])
+        return cache[3][d]
 
     def _predict(self, tw, idx, n, bk=None):
         h, total, y = self._forest(tw, idx, n, buckets=bk)
@@ -285,7 +311,7 @@ class CorefModel(LatentModel):
         if memo is not None and memo[0][0] == key[0] and memo[0][1] is X and memo[0][2] == key[2] \
                 and memo[0][3] is golds:
             return list(memo[1][0]), memo[1][1].copy()
-        tw = table_scores(X.table, w, self.backend)
+        tw = self._scores(X, w)
         H, best = [], np.empty(len(X))
         for d, (idx, y) in enumerate(zip(X.index, golds)):
             h, best[d] = self._complete(tw, idx, y)
@@ -312,11 +338,11 @@ class CorefModel(LatentModel):
         return list(Ybar), list(Hbar), aug.copy()
 
     def _loss_augmented_inference(self, w, X, golds):
-        tw = table_scores(X.table, w, self.backend)
+        tw = self._scores(X, w)
         rank = value_rank(tw) if self.loss_kind == "pairwise" else None
         Ybar, Hbar, aug = [], [], np.empty(len(X))
         for d, (idx, y) in enumerate(zip(X.index, golds)):
-            ybar, hbar, aug[d] = self._augmented(tw, idx, y, rank, self._buckets(X, d))
+            ybar, hbar, aug[d] = self._augmented(tw, idx, y, rank, self._buckets(X, d, golds))
             Ybar.append(ybar)
             Hbar.append(hbar)
         return Ybar, Hbar, aug
@@ -331,7 +357,7 @@ class CorefModel(LatentModel):
         X, w = self._check_X(X), self._check_w(w)
         golds = self._golds(X, Y)
         _, _, aug = self.loss_augmented_inference(w, X, Y)
-        tw = table_scores(X.table, w, self.backend)
+        tw = self._scores(X, w)
         one, single = np.empty(len(X)), np.empty(len(X))
         for d, (idx, y) in enumerate(zip(X.index, golds)):
             n = len(y)
@@ -341,7 +367,7 @@ class CorefModel(LatentModel):
 
     def predict(self, w, X):
         X, w = self._check_X(X), self._check_w(w)
-        tw = table_scores(X.table, w, self.backend)
+        tw = self._scores(X, w)
         Y, H = [], []
         for d, (idx, n) in enumerate(zip(X.index, X.n_mentions)):
             y, h, _ = self._predict(tw, idx, int(n), self._buckets(X, d))
@@ -353,7 +379,7 @@ class CorefModel(LatentModel):
         """All objective terms from one pass (one product ``table @ w`` for everything); ``complete=False``
         skips the latent completion (``best``/``h_best`` are then ``None``), as the cutting plane asks."""
         X, w = self._check_X(X), self._check_w(w)
-        tw = table_scores(X.table, w, self.backend)
+        tw = self._scores(X, w)
         rank = value_rank(tw) if self.loss_kind == "pairwise" else None
         golds = self._golds(X, Y)
         n_docs = len(X)
@@ -361,7 +387,7 @@ class CorefModel(LatentModel):
         best, h_best = (np.empty(n_docs), []) if complete else (None, None)
         fixed = None if H is None else np.empty(n_docs)
         for d, (idx, n, y) in enumerate(zip(X.index, X.n_mentions, golds)):
-            ybar, hbar, terms["aug"][d] = self._augmented(tw, idx, y, rank, self._buckets(X, d))
+            ybar, hbar, terms["aug"][d] = self._augmented(tw, idx, y, rank, self._buckets(X, d, golds))
             terms["ybar"].append(ybar)
             terms["hbar"].append(hbar)
             if complete:
