@@ -19,7 +19,8 @@ def sparse_row_scores(row_ptr, cols, vals, w):
 
 
 def forest_feature_sum(table, index, parent, gold):
-    """``(sum of the forest's edge rows, edges, edges inside a gold cluster)``."""
+    """``(sum of the forest's edge rows, edges, edges inside a gold cluster)`` (the dense table: the kernel takes
+    its compressed rows)."""
     parent, gold = np.asarray(parent), np.asarray(gold)
     n = len(parent)
     child = np.flatnonzero(parent >= 0)

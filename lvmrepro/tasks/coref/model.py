@@ -170,7 +170,7 @@ class CorefModel(LatentModel):
                 raise ValueError(f"forest of document {d} must have {n} entries; got shape {h.shape}")
             y = golds[d]
             if self.backend == "cython":   # the same sums, the same bits (coref_rows' docstring)
-                n_edges, inside = _coref_rows.forest_feature_sum(X.table, X.index[d], h, y, ghat[k])
+                n_edges, inside = _coref_rows.forest_feature_sum(*X.sparse_rows(), X.index[d], h, y, ghat[k])
             else:
                 i, j = forest_edges(h)
                 ghat[k] = X.table[X.index[d][pair_index(i, j, n)]].sum(axis=0)
