@@ -13,6 +13,8 @@ expressions it replaces give (plain references in :mod:`lvmrepro.engine._kernels
   also counts the edges and those
   inside one gold cluster (the MITRE loss of the forest).
 """
+from libc.stdlib cimport free, malloc
+
 from lvmrepro.engine._kernels._forest cimport _need, _pair
 
 
@@ -61,17 +63,29 @@ def forest_feature_sum(const long[::1] row_ptr,      # IN  (n_rows + 1,) the tab
     _need(gold.shape[0] == n, f"gold must have {n} entries")
     _need(n_rows >= 0 and row_ptr[0] == 0 and row_ptr[n_rows] == cols.shape[0] and vals.shape[0] == cols.shape[0],
           "row_ptr must rise from 0 to the number of entries, one step per row")
+    # two sweeps: first every edge's table row (independent reads of the document's pair index, which the CPU
+    # overlaps; read one edge at a time they were a cache miss each), then the sums in the same edge order
+    cdef long* rows = <long*> malloc(max(n, 1) * sizeof(long))
+    if rows == NULL:
+        raise MemoryError()
     with nogil:
-        for k in range(d):
-            out[k] = 0.0
         for v in range(n):
             p = parent[v]
             if p < 0:
+                rows[v] = -1
                 continue
             if p >= n or p == v:
                 bad = v
                 break
-            r = index[_pair(n, p, v)]
+            rows[v] = index[_pair(n, p, v)]
+        for k in range(d):
+            out[k] = 0.0
+        for v in range(n):
+            if bad >= 0:
+                break
+            if parent[v] < 0:
+                continue
+            r = rows[v]
             if r < 0 or r >= n_rows or row_ptr[r] > row_ptr[r + 1]:
                 bad = v
                 break
@@ -84,7 +98,8 @@ def forest_feature_sum(const long[::1] row_ptr,      # IN  (n_rows + 1,) the tab
             if bad >= 0:
                 break
             n_edges += 1
-            inside += gold[p] == gold[v]
+            inside += gold[parent[v]] == gold[v]
+    free(rows)
     _need(bad < 0, f"the edge of mention {bad} is not a pair of mentions in 0..{n - 1} with a row of at most {d} "
                    f"columns in the table")
     return n_edges, inside
