@@ -209,16 +209,24 @@ def fast_canonical(labels: np.ndarray) -> np.ndarray:
 BUCKET_MAX_FRACTION = 1 / 3
 
 
-def bucket_kernel(values, buckets, n, gold, same_bonus, diff_bonus, threshold, max_fraction=BUCKET_MAX_FRACTION):
+def bucket_scratch(n: int) -> tuple:
+    """The scratch arrays of :func:`lvmrepro.engine._kernels.coref.bucket_forest` for ``n`` mentions (the kernel
+    writes every entry before it reads it, so a caller may keep them for its next call)."""
+    block = np.empty(7 * n + 1, dtype=np.int64)
+    return block[:n], block[n:2 * n], block[2 * n:3 * n], block[3 * n:4 * n + 1], block[4 * n + 1:6 * n + 1], \
+        block[6 * n + 1:]
+
+
+def bucket_kernel(values, buckets, n, gold, same_bonus, diff_bonus, threshold, max_fraction=BUCKET_MAX_FRACTION,
+                  scratch=None):
     """Unchecked call of the compiled bucket Kruskal: ``(parent, total, trees)``, or ``None`` when more
     than ``max_fraction`` of the pairs are candidates; ``buckets`` is the document's
-    ``PairFeatures.by_row(d)``."""
+    ``PairFeatures.by_row(d)``; ``scratch``: :func:`bucket_scratch` of ``n`` to re-use (fresh ones otherwise)."""
     row_ids, row_ptr, pi, pj = buckets
     gold = np.zeros(n, np.int64) if gold is None else gold
     parent, trees = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    e = lambda k: np.empty(k, dtype=np.int64)  # noqa: E731
     total = _coref.bucket_forest(values, row_ids, row_ptr, pi, pj, gold, same_bonus, diff_bonus, threshold,
-                                 parent, trees, e(n), e(n), e(n), e(n + 1), e(2 * n), e(n),
+                                 parent, trees, *(bucket_scratch(n) if scratch is None else scratch),
                                  int(max_fraction * n_pairs(n)))
     if total != total:   # NaN: too many candidates
         return None

@@ -43,7 +43,7 @@ import numpy as np
 from lvmrepro.tasks.coref import losses as L
 from lvmrepro.tasks.coref.features import N_FEATURES, PairFeatures, pair_index
 from lvmrepro.tasks.coref.forest import (
-    bucket_kernel, check_backend, fast_canonical, split_buckets, table_scores, check_forest, check_labels, forest_clustering, forest_edges,
+    bucket_kernel, bucket_scratch, check_backend, fast_canonical, split_buckets, table_scores, check_forest, check_labels, forest_clustering, forest_edges,
     forest_from_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest, value_rank,
 )
 from lvmrepro.tasks.coref.data import canonical_clustering
@@ -245,7 +245,10 @@ class CorefModel(LatentModel):
         (only without ``allowed``, with a finite threshold)."""
         if self.backend == "cython":
             if buckets is not None and allowed is None:
-                out = bucket_kernel(tw, buckets, n, gold, same, diff, threshold)
+                scratch = self.__dict__.setdefault("_bucket_scratch", {})   # per document size, re-used
+                if n not in scratch:
+                    scratch[n] = bucket_scratch(n)
+                out = bucket_kernel(tw, buckets, n, gold, same, diff, threshold, scratch=scratch[n])
                 if out is not None:
                     return out
             return forest_kernel(tw, idx, n, allowed, gold, same, diff, threshold)
