@@ -70,8 +70,11 @@ def chosen(runs: list[dict], p: dict) -> list[tuple]:
         groups: dict[tuple, list[dict]] = {}
         for r in runs:
             groups.setdefault((r["split"], r["loss"], r["method"]), []).append(r)
-        keys = {_key(r) for rr in groups.values() for part in PARTS
-                for r in rr if r[f"{part}_loss"] == min(x[f"{part}_loss"] for x in rr)}
+        keys = set()
+        for rr in groups.values():
+            for part in PARTS:
+                low = min(r[f"{part}_loss"] for r in rr)
+                keys |= {_key(r) for r in rr if r[f"{part}_loss"] == low}
     return sorted(keys, key=lambda k: (p["splits"].index(k[0]), k[1], -k[2], k[3]))
 
 

@@ -43,8 +43,9 @@ import numpy as np
 from lvmrepro.tasks.coref import losses as L
 from lvmrepro.tasks.coref.features import N_FEATURES, PairFeatures, pair_index
 from lvmrepro.tasks.coref.forest import (
-    bucket_kernel, bucket_scratch, check_backend, fast_canonical, split_buckets, table_scores, check_forest, check_labels, forest_clustering, forest_edges,
-    forest_from_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest, value_rank,
+    bucket_kernel, bucket_scratch, check_backend, check_forest, check_labels, fast_canonical, forest_clustering,
+    forest_edges, forest_from_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest, split_buckets,
+    table_scores, value_rank,
 )
 from lvmrepro.tasks.coref.data import canonical_clustering
 from lvmrepro.engine._kernels import coref_rows as _coref_rows
