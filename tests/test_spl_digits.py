@@ -175,3 +175,19 @@ def test_beyond_scale_is_the_paper_protocol_with_more_values_of_C():
     assert set(paper["C"]) < set(beyond["C"]) and len(set(beyond["C"])) == len(beyond["C"]) >= 12
     assert len(set(np.diff(sorted(beyond["C"])))) == 1
     assert min(beyond["C"]) == min(paper["C"]) and max(beyond["C"]) == max(paper["C"])
+
+
+def test_an_undecidable_cell_is_worded_by_its_n_not_the_papers():
+    """A cell of "the same on the other pairs" that its n cannot decide reads "cannot be decided at this n" in the
+    claim's evidence: whether that n is the paper's is the scale's to say (a beyond run's cell is not at it)."""
+    from lvmrepro import stats
+    from lvmrepro.experiments.spl.digits import _equivalence_claim
+    rng = np.random.default_rng(1)
+    x = rng.normal(0.1, 0.01, 8)
+    cells = {"2-7": (x, x + rng.normal(0, 1e-5, 8)), "8-9": (x, x + rng.normal(0, 0.05, 8))}
+    c = _equivalence_claim("same", "s", cells, {"2-7": 0.01, "8-9": 1e-4}, unit="value of C")
+    assert c["cells"]["8-9"]["verdict"] == stats.UNDECIDABLE
+    assert "8-9: cannot be decided at this n (" in c["evidence"] and stats.UNDECIDABLE not in c["evidence"]
+    assert stats.cell_state(stats.HOLDS) == "holds"
+    with pytest.raises(ValueError, match="unknown verdict"):
+        stats.cell_state("maybe")

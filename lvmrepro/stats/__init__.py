@@ -45,8 +45,8 @@ intervals, every-unit statements, controls, :func:`power_line`), :mod:`.power` (
 from lvmrepro.stats._core import (  # noqa: F401
     ALPHA, CHECK_WORDS, COULD_SHOW_WORDS, FAILS, FAILS_AT_PAPER_EFFECT, HOLDS, HOLDS_OF, INCONCLUSIVE, MIN_PAIRS,
     NOT_TESTABLE, PAPER_SCALE, POWER_FIELDS, STD_DDOF, TESTS, UNDECIDABLE, VERDICT_MEANING, VERDICT_PHRASE, VERDICTS,
-    _fmt, _set, all_cells_claim, at_scale, check, no_power_model, mean_std, pair_counts, paired_claim, plural,
-    power_fields, undecided, untestable, verdict_of, verdict_phrase, with_verdict,
+    _fmt, _set, all_cells_claim, at_scale, cell_state, check, no_power_model, mean_std, pair_counts, paired_claim,
+    plural, power_fields, undecided, untestable, verdict_of, verdict_phrase, with_verdict,
 )
 from lvmrepro.stats.paired_tests import _scaled_mean, _sign_p, _unit_interval, bootstrap_ci  # noqa: F401
 from lvmrepro.stats.rules import (  # noqa: F401

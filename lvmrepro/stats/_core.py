@@ -343,6 +343,15 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
 
 
 # --------------------------------------------------------------------------- aggregates, counts, other rules
+def cell_state(verdict: str) -> str:
+    """A cell's verdict as its claim's evidence sentence states it: "cannot be decided at this n" for a cell that
+    is undecidable at its sample size, since the claim's scale decides whether that is the paper's (:func:`at_scale`
+    rewrites verdict fields, not sentences); any other verdict as its word."""
+    if verdict not in VERDICTS:
+        raise ValueError(f"unknown verdict {verdict!r}; verdicts are {VERDICTS}")
+    return "cannot be decided at this n" if verdict == UNDECIDABLE else verdict
+
+
 def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence_prefix: str = "",
                     missing=()) -> dict:
     """Aggregate per-cell claims ("better in every cell"): holds if every cell holds; fails if some cell fails
@@ -382,9 +391,7 @@ def all_cells_claim(id: str, statement: str, cells: dict, *, unit: str, evidence
     else:
         verdict, reason = HOLDS, None
     # a cell decided by an interval rule (no test statistic) has no p: say so rather than print nan
-    # a cell's state in words; "cannot be decided at n" rather than the paper-scale word, which a smaller scale's
-    # claim does not use (at_scale rewrites verdict fields, not sentences)
-    state = {k: ("cannot be decided at this n" if w == UNDECIDABLE else w) for k, w in words.items()}
+    state = {k: cell_state(w) for k, w in words.items()}
     ev = evidence_prefix + "; ".join(
         f"{k}: {state[k]} (n={c['n']}, " + (f"p={_fmt(c['p'])}, " if c["p"] is not None else "no p: interval rule, ")
         + f"effect {_fmt(c['effect'])})" for k, c in cells.items()) + (f"; not run: {', '.join(missing)}" if missing else "")

@@ -218,7 +218,7 @@ def _equivalence_claim(id, statement, cells, margins, *, unit, seed=0):
                                              what="test error", names=("SPL", "CCCP"), seed=seed)
                for name, (a, b) in cells.items()}
     out = stats.all_cells_claim(id, statement, decided, unit=unit)
-    out["evidence"] = "; ".join(f"{k}: {c['verdict']} ({c['evidence']})" for k, c in decided.items())
+    out["evidence"] = "; ".join(f"{k}: {stats.cell_state(c['verdict'])} ({c['evidence']})" for k, c in decided.items())
     return {**out, "threshold": max(margins.values())}
 
 
