@@ -142,6 +142,42 @@ def test_inference_terms_agree_with_the_oracles(small):
         assert np.all(t.best >= t.fixed - 1e-9)
 
 
+def test_mitre_pass_from_kept_plans_is_the_per_document_oracle_bit_for_bit(small):
+    """The MITRE loss-augmented pass (kept per-document kernel arguments, issue 33) gives exactly what the
+    per-document oracle gives -- the same forests, clusterings and floats -- also where the bucket kernel
+    declines (most pairs are candidates: Prim instead) and for one-mention documents; its plans are
+    rebuilt when Y's numbers change."""
+    X, Y, ws = small
+    # and documents with a constant feature: a negative weight on it leaves few candidates, so the bucket kernel
+    # decides the large documents
+    X2, Y2 = random_documents(np.random.default_rng(33), [1, 2, 5, 12, 30, 40])
+    table = np.array(X2.table)
+    table[:, 0] = 1.0
+    X2 = PairFeatures(names=X2.names, n_mentions=X2.n_mentions, index=list(X2.index), table=table,
+                      feature_names=X2.feature_names)
+    cases = [(X, Y, w) for w in ws + [ws[1] * 50.0]] + [(X2, Y2, np.r_[-b, 0.3, -0.5, 1.0]) for b in (0.0, 6.0, 20.0)]
+    for r in (1.0, 0.5):
+        m = CorefModel("mitre", n_features=4, wrong_link_cost=r)
+        for Xc, Yc, w in cases:
+            golds = m._golds(Xc, Yc)
+            tw = m._scores(Xc, w)
+            Yb, Hb, aug = m._mitre_pass(tw, Xc, golds)
+            for d in range(len(Xc)):
+                yb, hb, a = m._augmented(tw, Xc.index[d], golds[d], None, m._buckets(Xc, d, golds))
+                assert np.array_equal(Yb[d], yb) and np.array_equal(Hb[d], hb) and aug[d] == a
+            t = m.inference_terms(w, Xc, Yc, complete=False)
+            assert np.array_equal(t.aug, aug) and all(np.array_equal(a, b) for a, b in zip(t.hbar, Hb))
+    m = CorefModel("mitre", n_features=4)
+    Y3 = [y.copy() for y in Y2]
+    first = m._mitre_plans(X2, m._golds(X2, Y3))
+    assert m._mitre_plans(X2, m._golds(X2, Y3)) is first
+    Y3[-1][:] = np.arange(len(Y3[-1]))   # refilled in place (all singletons): new golds, new plans
+    assert m._mitre_plans(X2, m._golds(X2, Y3)) is not first
+    w = np.r_[-6.0, 0.3, -0.5, 1.0]
+    np.testing.assert_array_equal(m.loss_augmented_inference(w, X2, Y3)[2],
+                                  CorefModel("mitre", n_features=4).loss_augmented_inference(w, X2, Y3)[2])
+
+
 def test_feature_sum_joint_feature_and_score_agree(small):
     X, Y, ws = small
     m = CorefModel("mitre", n_features=4)

@@ -41,13 +41,14 @@ from __future__ import annotations
 import numpy as np
 
 from lvmrepro.tasks.coref import losses as L
-from lvmrepro.tasks.coref.features import N_FEATURES, PairFeatures, pair_index
+from lvmrepro.tasks.coref.features import N_FEATURES, PairFeatures, n_pairs, pair_index
 from lvmrepro.tasks.coref.forest import (
-    bucket_kernel, bucket_scratch, check_backend, check_forest, check_labels, fast_canonical, forest_clustering,
-    forest_edges, forest_from_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest, split_buckets,
-    table_scores, value_rank,
+    BUCKET_MAX_FRACTION, bucket_kernel, bucket_scratch, check_backend, check_forest, check_labels, fast_canonical,
+    forest_clustering, forest_edges, forest_from_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest,
+    split_buckets, table_scores, value_rank,
 )
 from lvmrepro.tasks.coref.data import canonical_clustering
+from lvmrepro.engine._kernels import coref as _coref
 from lvmrepro.engine._kernels import coref_rows as _coref_rows
 from lvmrepro.engine.lssvm.base import InferenceTerms, LatentModel
 from lvmrepro.engine.validation import as_weight_vector
@@ -164,20 +165,22 @@ class CorefModel(LatentModel):
         ghat = np.empty((len(docs), self.size_w))
         b = np.empty(len(docs))
         golds = self._golds(X, Y)
+        links = self._n_links(X, golds) if self.loss_kind == "mitre" else None
+        sparse = X.sparse_rows() if self.backend == "cython" else None
         for k, d in enumerate(docs.tolist()):
             h = np.asarray(Hbar[k], dtype=np.int64)
             n = int(X.n_mentions[d])
             if h.shape != (n,):
                 raise ValueError(f"forest of document {d} must have {n} entries; got shape {h.shape}")
             y = golds[d]
-            if self.backend == "cython":   # the same sums, the same bits (coref_rows' docstring)
-                n_edges, inside = _coref_rows.forest_feature_sum(*X.sparse_rows(), X.index[d], h, y, ghat[k])
+            if sparse is not None:   # the same sums, the same bits (coref_rows' docstring)
+                n_edges, inside = _coref_rows.forest_feature_sum(*sparse, X.index[d], h, y, ghat[k])
             else:
                 i, j = forest_edges(h)
                 ghat[k] = X.table[X.index[d][pair_index(i, j, n)]].sum(axis=0)
                 n_edges, inside = len(i), int(np.count_nonzero(y[i] == y[j]))
             if self.loss_kind == "mitre":
-                L_ = n - (int(y.max()) + 1 if n else 0)
+                L_ = links[d]
                 b[k] = 100.0 * ((L_ - inside) + self.wrong_link_cost * (n_edges - inside)) / max(L_, 1)
             else:
                 b[k] = canonical_pairwise_loss(y, fast_canonical(np.asarray(Ybar[k], dtype=np.int64)))
@@ -269,12 +272,74 @@ class CorefModel(LatentModel):
             return None
         if golds is None or self.loss_kind != "mitre":
             return X.by_row(d)
-        cache = self.__dict__.get("_split_cache")
-        if cache is None or cache[0] is not X or cache[1] != X.version or cache[2] is not golds:
-            cache = self._split_cache = (X, X.version, golds, {})
+        cache = self._split(X, golds)
         if d not in cache[3]:
             cache[3][d] = split_buckets(X.by_row(d), golds[d])
         return cache[3][d]
+
+    def _split(self, X, golds) -> tuple:
+        """``(X, X.version, golds, split buckets by document, {"links": ..., "plans": ...})``: what the MITRE
+        loss-augmented passes keep while ``X`` and ``golds`` stay the same objects (``golds``: :meth:`_golds`'
+        read-only list, the same object only while ``Y`` holds the same numbers)."""
+        cache = self.__dict__.get("_split_cache")
+        if cache is None or cache[0] is not X or cache[1] != X.version or cache[2] is not golds:
+            cache = self._split_cache = (X, X.version, golds, {}, {})
+        return cache
+
+    def _n_links(self, X, golds) -> list:
+        """Every gold clustering's number of links ``n - clusters`` (the MITRE loss's ``L``), kept as :meth:`_split`."""
+        kept = self._split(X, golds)[4]
+        if "links" not in kept:
+            kept["links"] = [len(y) - (int(y.max()) + 1 if len(y) else 0) for y in golds]
+        return kept["links"]
+
+    def _mitre_plans(self, X, golds) -> list:
+        """Per document, what a MITRE loss-augmented pass by the compiled bucket Kruskal needs besides the scores:
+        ``(head, tail, index, n, lam * n_links)`` with ``head`` the kernel's arguments before its outputs (split
+        buckets, gold, the bonuses ``-lam`` and ``lam r``, threshold 0) and ``tail`` after them (scratch, candidate
+        limit); ``None`` for a document without mentions.  Built once per ``(X, golds)`` (:meth:`_split`), with
+        the numbers :meth:`_augmented` computes per call, so a pass is one kernel call per document (issue 33)."""
+        kept = self._split(X, golds)[4]
+        if "plans" not in kept:
+            scratch = self.__dict__.setdefault("_bucket_scratch", {})
+            plans = []
+            for d, (idx, y, n_links) in enumerate(zip(X.index, golds, self._n_links(X, golds))):
+                n = len(y)
+                if n == 0:
+                    plans.append(None)
+                    continue
+                lam = 100.0 / max(n_links, 1)     # as _augmented
+                if n not in scratch:
+                    scratch[n] = bucket_scratch(n)
+                head = (*self._buckets(X, d, golds), y, -lam, lam * self.wrong_link_cost, 0.0)
+                plans.append((head, (*scratch[n], int(BUCKET_MAX_FRACTION * n_pairs(n))), idx, n, lam * n_links))
+            kept["plans"] = plans
+        return kept["plans"]
+
+    def _fast_mitre(self) -> bool:
+        """Whether MITRE loss-augmented passes go through :meth:`_mitre_pass` (compiled bucket Kruskal)."""
+        return self.loss_kind == "mitre" and self.forest == "bucket" and self.backend == "cython"
+
+    def _mitre_pass(self, tw, X, golds):
+        """``(Ybar, Hbar, aug)`` of a MITRE loss-augmented pass: per document what :meth:`_augmented` gives (the
+        same kernel calls with the same arguments, Prim where the bucket kernel declines), without its per-call
+        Python (the arguments are :meth:`_mitre_plans`')."""
+        plans = self._mitre_plans(X, golds)
+        Ybar, Hbar, aug = [], [], np.empty(len(plans))
+        bucket_forest = _coref.bucket_forest
+        for d, plan in enumerate(plans):
+            if plan is None:
+                ybar, hbar, aug[d] = self._augmented(tw, X.index[d], golds[d], None, self._buckets(X, d, golds))
+            else:
+                head, tail, idx, n, lam_links = plan
+                hbar, ybar = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+                total = bucket_forest(tw, *head, hbar, ybar, *tail)
+                if total != total:   # NaN: too many candidates, Prim on the complete graph (as _forest)
+                    hbar, total, ybar = forest_kernel(tw, idx, n, None, *head[4:])
+                aug[d] = total + lam_links
+            Ybar.append(ybar)
+            Hbar.append(hbar)
+        return Ybar, Hbar, aug
 
     def _predict(self, tw, idx, n, bk=None):
         h, total, y = self._forest(tw, idx, n, buckets=bk)
@@ -343,6 +408,8 @@ class CorefModel(LatentModel):
 
     def _loss_augmented_inference(self, w, X, golds):
         tw = self._scores(X, w)
+        if self._fast_mitre():
+            return self._mitre_pass(tw, X, golds)
         rank = value_rank(tw) if self.loss_kind == "pairwise" else None
         Ybar, Hbar, aug = [], [], np.empty(len(X))
         for d, (idx, y) in enumerate(zip(X.index, golds)):
@@ -387,13 +454,20 @@ class CorefModel(LatentModel):
         rank = value_rank(tw) if self.loss_kind == "pairwise" else None
         golds = self._golds(X, Y)
         n_docs = len(X)
-        terms = dict(ybar=[], hbar=[], aug=np.empty(n_docs))
+        fast = self._fast_mitre()
+        if fast:
+            ybar, hbar, aug = self._mitre_pass(tw, X, golds)
+            terms = dict(ybar=ybar, hbar=hbar, aug=aug)
+        else:
+            terms = dict(ybar=[], hbar=[], aug=np.empty(n_docs))
         best, h_best = (np.empty(n_docs), []) if complete else (None, None)
         fixed = None if H is None else np.empty(n_docs)
-        for d, (idx, n, y) in enumerate(zip(X.index, X.n_mentions, golds)):
-            ybar, hbar, terms["aug"][d] = self._augmented(tw, idx, y, rank, self._buckets(X, d, golds))
-            terms["ybar"].append(ybar)
-            terms["hbar"].append(hbar)
+        for d, (idx, n, y) in enumerate(zip(X.index, X.n_mentions, golds) if not fast or complete or H is not None
+                                        else ()):
+            if not fast:
+                ybar, hbar, terms["aug"][d] = self._augmented(tw, idx, y, rank, self._buckets(X, d, golds))
+                terms["ybar"].append(ybar)
+                terms["hbar"].append(hbar)
             if complete:
                 hb, best[d] = self._complete(tw, idx, y)
                 h_best.append(hb)
