@@ -178,6 +178,31 @@ def test_mitre_pass_from_kept_plans_is_the_per_document_oracle_bit_for_bit(small
                                   CorefModel("mitre", n_features=4).loss_augmented_inference(w, X2, Y3)[2])
 
 
+def test_own_completions_are_checked_once_other_forests_every_time(small, monkeypatch):
+    """The model's latent completions (read-only arrays owning their data) are checked once per list however often
+    they come back (issue 33); a writeable forest is checked on every call, so a corrupted one is still caught."""
+    import lvmrepro.tasks.coref.model as model_module
+    X, Y, ws = small
+    m = CorefModel("mitre", n_features=4)
+    H, _ = m.impute_latent(ws[1], X, Y)
+    calls = []
+    real = model_module.check_forest
+    monkeypatch.setattr(model_module, "check_forest", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    a = m.joint_features(X, Y, H)
+    b, c = m.score(ws[0], X, Y, list(H)), m.inference_terms(ws[0], X, Y, H, complete=False).fixed
+    assert len(calls) == len(X) and [x is y for x, y in zip(m.check_latent(X, H), H)] == [True] * len(X)
+    np.testing.assert_array_equal(b, c)
+    np.testing.assert_allclose(a @ ws[0], b)
+    writeable = [h.copy() for h in H]
+    m.score(ws[0], X, Y, writeable)
+    m.score(ws[0], X, Y, writeable)
+    assert len(calls) == 3 * len(X)
+    bad = [h.copy() for h in H]
+    bad[-1][:] = 0            # vertex 0 its own parent
+    with pytest.raises(ValueError, match="forest of document"):
+        m.joint_features(X, Y, bad)
+
+
 def test_feature_sum_joint_feature_and_score_agree(small):
     X, Y, ws = small
     m = CorefModel("mitre", n_features=4)

@@ -107,10 +107,24 @@ class CorefModel(LatentModel):
                 for d, (y, n) in enumerate(zip(Y, X.n_mentions))]
 
     def check_latent(self, X, H):
-        X = self._check_X(X)
+        return self._checked_forests(self._check_X(X), H)
+
+    def _checked_forests(self, X, H) -> list:
+        """Every document's forest in ``H`` checked (:func:`check_forest`: int64, one-line ValueError naming the
+        document).  The last list whose forests were all read-only arrays owning their data (the model's own
+        latent completions) is remembered with ``X``: the learners hand those same arrays to check_latent,
+        joint_features, score and inference_terms several times per fit step, and such an array cannot have
+        changed, so they are checked once (issue 33); any other array is checked on every call."""
         if len(H) != len(X):
             raise ValueError(f"H has {len(H)} forests for {len(X)} documents")
-        return [check_forest(h, int(n), f"forest of document {d}") for d, (h, n) in enumerate(zip(H, X.n_mentions))]
+        kept = self.__dict__.get("_checked_latent")
+        if kept is not None and kept[0] is X and kept[1] == X.version and all(h is k for h, k in zip(H, kept[2])) \
+                and not any(k.flags.writeable for k in kept[2]):
+            return list(kept[2])
+        out = [check_forest(h, int(n), f"forest of document {d}") for d, (h, n) in enumerate(zip(H, X.n_mentions))]
+        if all(o is h and not o.flags.writeable and o.flags.owndata for o, h in zip(out, H)):
+            self._checked_latent = (X, X.version, tuple(out))
+        return out
 
     def check_pair(self, X, Y, H):
         """Check that every forest's trees are the clusters of its clustering (a valid ``(y, h)``)."""
@@ -145,12 +159,9 @@ class CorefModel(LatentModel):
     def joint_features(self, X, Y, H) -> np.ndarray:
         """``(n_docs, size_w)``: every document's ``phi(x, y, h) = sum of its forest's pair features``."""
         X = self._check_X(X)
-        if len(H) != len(X):
-            raise ValueError(f"H has {len(H)} forests for {len(X)} documents")
         out = np.empty((len(X), self.size_w))
-        for d, n in enumerate(X.n_mentions):
-            rows = X.index[d][forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]
-            out[d] = X.table[rows].sum(axis=0)
+        for d, h in enumerate(self._checked_forests(X, H)):
+            out[d] = X.table[X.index[d][forest_pairs(h)]].sum(axis=0)
         return out
 
     def planes(self, X, Y, docs, Ybar, Hbar):
@@ -189,8 +200,7 @@ class CorefModel(LatentModel):
     def score(self, w, X, Y, H) -> np.ndarray:
         X, w = self._check_X(X), self._check_w(w)
         tw = self._scores(X, w)
-        return np.array([tw[X.index[d][forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
-                         for d, n in enumerate(X.n_mentions)])
+        return np.array([tw[X.index[d][forest_pairs(h)]].sum() for d, h in enumerate(self._checked_forests(X, H))])
 
     # ----------------------------------------------------------------- losses
     def loss(self, Y_true, Y_pred, H_pred=None) -> np.ndarray:
@@ -462,6 +472,7 @@ class CorefModel(LatentModel):
             terms = dict(ybar=[], hbar=[], aug=np.empty(n_docs))
         best, h_best = (np.empty(n_docs), []) if complete else (None, None)
         fixed = None if H is None else np.empty(n_docs)
+        forests = None if H is None else self._checked_forests(X, H)
         for d, (idx, n, y) in enumerate(zip(X.index, X.n_mentions, golds) if not fast or complete or H is not None
                                         else ()):
             if not fast:
@@ -472,7 +483,7 @@ class CorefModel(LatentModel):
                 hb, best[d] = self._complete(tw, idx, y)
                 h_best.append(hb)
             if H is not None:
-                fixed[d] = tw[idx[forest_pairs(check_forest(H[d], int(n), f"forest of document {d}"))]].sum()
+                fixed[d] = tw[idx[forest_pairs(forests[d])]].sum()
         # the same answers loss_augmented_inference gives at this w: kept in its memo, so the learner's objective at
         # the solver's returned w (often the last pass's w) does not repeat the pass
         self._lai_memo = ((w.tobytes(), X, X.version, golds),

@@ -210,7 +210,10 @@ def solve_nslack_qp_newton(G, b, starts, total, order=None, tol: float = 0.0, *,
         w = np.zeros(d)
         return alpha, w, 0, cached_gap(G, b, starts, total, alpha, w, gap_order)
     blocks = np.flatnonzero(use)
-    Gm, bm = np.ascontiguousarray(G[rows]), np.ascontiguousarray(b[rows])   # rows stay grouped by block, in order
+    if len(rows) == K:   # every plane: G and b as _check_qp made them (contiguous float64; the kernel only reads)
+        Gm, bm = G, b
+    else:
+        Gm, bm = np.ascontiguousarray(G[rows]), np.ascontiguousarray(b[rows])   # rows stay grouped by block, in order
     starts_m = np.concatenate([[0], np.cumsum(np.diff(starts)[blocks])]).astype(np.int64)
     c = np.ascontiguousarray(total[blocks])
     scale = max(float(np.abs(bm).max()), 1.0)
