@@ -117,3 +117,23 @@ def test_scene_table3_with_bcfw_certifies_every_step():
     from lvmrepro.experiments.gmm.scenes import _scales
     assert [_scales()[s]["inner_solver"] for s in ("smoke", "default", "paper")] == ["cutting_plane", "cutting_plane",
                                                                                     "bcfw"]
+
+
+@needs_data
+def test_a_tolerance_first_step_cut_short_by_the_plane_budget_makes_no_run(tmp_path):
+    """SVM-struct stops its first step only at its tolerance: where our plane budget ends first (here 2 planes), the
+    step's last iterate is no step of that rule and may lie above b_1(0), so the random-tol run is not made (the
+    paper-scale book's reduction died on such a run in the driver's check); the first-step table and its reading
+    say so, and the rest of the table is made as usual."""
+    from lvmrepro.book.gmm import scenes as B
+    res = run("gmm.table3", "smoke", out=tmp_path, progress=False, first_inner_iter=2, lambdas=[0.5],
+              random_seeds=1, tolerance_seeds=1, repetitions=1)
+    (f,) = res["artifacts"]["tolerance_first_steps"]
+    assert f["reached"] is False and f["passes"] == 2 and f["gap"] > f["tol"] and f["continues"] is False
+    assert not [r for r in res["artifacts"]["runs"] if r["init"] == "random-tol"]
+    assert "random-tol" not in {r["init"] for r in res["rows"]} and len(res["rows"]) == len(METHODS) * 2
+    assert any("no tolerance-rule first step reached its gap" in n for n in res["notes"])
+    (row,) = B.first_step_rows(res)
+    assert row["tolerance reached"] == "no (2 planes)" and row["d₁ ≥ ε"] == "no run" and row["tolerance: d₁"] is None
+    text = B.first_step_reading(res)
+    assert "did not reach its gap" in text and "within 2 cutting planes" in text and "cannot say" in text

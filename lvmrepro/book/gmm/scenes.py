@@ -112,8 +112,11 @@ def first_step_rows(res: dict) -> list[dict]:
     for s in sorted(tol):
         e, t = exact.get(s, {}), tol[s]
         re_, rt = runs.get(("random", s), {}), runs.get(("random-tol", s), {})
+        reached = t.get("reached", True)
         rows.append({"seed": s, "exact: d₁": e.get("d1"), "exact: CCP accuracy %": re_.get("accuracy"),
-                     "tolerance: gap": t["gap"], "tolerance: d₁": t["d1"], "d₁ ≥ ε": "yes" if t["continues"] else "no",
+                     "tolerance: gap": t["gap"], "tolerance reached": "yes" if reached else f"no ({t['passes']} planes)",
+                     "tolerance: d₁": t["d1"] if reached else None,
+                     "d₁ ≥ ε": ("yes" if t["continues"] else "no") if reached else "no run",
                      "tolerance: CCP accuracy %": rt.get("accuracy"), "tolerance: iterations": rt.get("iterations")})
     return rows
 
@@ -124,13 +127,24 @@ def first_step_reading(res: dict) -> str:
     if not tol:
         return "This run has no tolerance-rule first steps (parameter tolerance_seeds = 0)."
     eps = tol[0]["eps"]
+    short = [f for f in tol if not f.get("reached", True)]
+    tol = [f for f in tol if f.get("reached", True)]
+    stalled = ""
+    if short:   # SVM-struct has no plane budget: a step cut short by ours is not a step of its rule
+        gaps = [f["gap"] for f in short]
+        stalled = (f"On {len(short)} of {len(short) + len(tol)} random maps the tolerance rule's first step did not "
+                   f"reach its gap {short[0]['tol']:g} within {short[0]['passes']} cutting planes (gap left "
+                   f"{min(gaps):.2g} to {max(gaps):.2g}), so their runs of the column were not made: SVM-struct would "
+                   "have gone on, and the step's last iterate lies above the bound at w = 0. ")
+    if not tol:
+        return stalled + "The run therefore cannot say where the tolerance rule would take CCP at this size."
     goes_on = sum(f["continues"] for f in tol)
     d1 = [f["d1"] for f in tol]
     rows = {r["init"]: r for r in res["rows"] if r["method"] == "CCP"}
     exact, loose = rows.get("random"), rows.get("random-tol")
-    text = (f"Under the tolerance rule (gap {tol[0]['tol']:g}, {tol[0]['tol'] / eps:g} ε), d₁ lies between "
-            f"{min(d1):.2g} and {max(d1):.2g} against ε = {eps:g}: training goes on from {goes_on} of {len(tol)} "
-            "random maps")
+    text = stalled + (f"Under the tolerance rule (gap {tol[0]['tol']:g}, {tol[0]['tol'] / eps:g} ε), d₁ lies between "
+                      f"{min(d1):.2g} and {max(d1):.2g} against ε = {eps:g}: training goes on from {goes_on} of "
+                      f"{len(tol)} random maps")
     if exact is not None and loose is not None:
         text += (f", and CCP ends at {loose['accuracy']:.1f} % test accuracy (objective {loose['objective']:.4f}) "
                  f"where the exact rule stops at w = 0 ({exact['accuracy']:.1f} %, objective {exact['objective']:.4f})")
