@@ -30,6 +30,7 @@ def test_targets_without_more_units_are_registered_and_have_no_beyond_scale():
         assert B.outlook(name) == (False, why)
     assert B.outlook("spl.fig3") == (True, None) and B.outlook("convexmr.table1") == (True, None)
     assert B.outlook("gmm.fig2") == (False, None)
+    assert "only ties" in B.NO_MORE_UNITS["gmm.table3"]
 
 
 def test_every_case_of_the_outlook_is_reached_and_counted(tmp_path):
@@ -38,6 +39,7 @@ def test_every_case_of_the_outlook_is_reached_and_counted(tmp_path):
     assert only_fails["verdict"] == stats.UNDECIDABLE and scorecard.only_fail_reachable(only_fails)
     paper = {"convexmr.table1": [_claim("decided", *four), _claim("open", *four), only_fails],
              "gmm.table1": [_claim("sets", *four)], "spl.fig3": [_claim("unstored", *four)],
+             "gmm.fig2": [_claim("unseen", *four)],
              "spl.table2": [_claim("held", base - 1, base)]}
     for t, claims in paper.items():
         (tmp_path / f"{t}.json").write_text(json.dumps(_result(t, claims)))
@@ -48,7 +50,9 @@ def test_every_case_of_the_outlook_is_reached_and_counted(tmp_path):
     rows = {r["id"]: r for r in scorecard.beyond_outlook(scorecard._paper_results(tmp_path), beyond)}
     assert {k: r["case"] for k, r in rows.items()} == {
         "decided": "beyond run", "open": "beyond run", "small": "only fails", "sets": "no more units",
-        "unstored": "beyond scale, not stored"}
+        "unstored": "beyond scale, not stored", "unseen": "not examined"}
+    # a target without a beyond scale and without a recorded reason is not said to have no more units
+    assert "has not been examined" in rows["unseen"]["line"] and "no more units" not in rows["unseen"]["line"]
     assert rows["decided"]["beyond"] == stats.FAILS and rows["decided"]["beyond_n"] == 20
     assert "finds it fails at n = 20" in rows["decided"]["line"]
     # an undecided beyond verdict says why in the beyond run's own words; a decided one needs no reason
@@ -59,9 +63,10 @@ def test_every_case_of_the_outlook_is_reached_and_counted(tmp_path):
     assert B.NO_MORE_UNITS["gmm.table1"] in rows["sets"]["line"]
     assert "lvmrepro run spl.fig3 --scale beyond" in rows["unstored"]["line"]
     text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", scorecard.beyond_outlook_html(tmp_path, beyond))))
-    assert ("Of the 5 claims undecidable at the paper's sample size, 1 can only fail at any sample size, the paper's "
-            "protocol has no more units in our data for 1, and more units could decide 3: stored runs beyond the "
-            "paper's n cover 2 of these and decide 1.") in text
+    assert ("Of the 6 claims undecidable at the paper's sample size, 1 can only fail at any sample size, the paper's "
+            "protocol has no more units in our data for 1, and more units could decide 4: stored runs beyond the "
+            "paper's n cover 2 of these and decide 1. For 1 of them, whether our data hold more units of the "
+            "paper's protocol has not been examined.") in text
     assert scorecard.beyond_outlook_html(tmp_path / "absent", beyond) == ""
 
 

@@ -197,7 +197,8 @@ def only_fail_reachable(claim: dict) -> bool:
 def beyond_outlook(results: dict, beyond: dict) -> list[dict]:
     """Each claim the paper-scale ``results`` find undecidable at the paper's sample size, and what more units of
     the paper's protocol can do for it: ``case`` "only fails" (no n makes it hold: :func:`only_fail_reachable`),
-    "no more units" (the data hold none under the paper's protocol: :mod:`lvmrepro.experiments.beyond`),
+    "no more units" (the data hold none under the paper's protocol: :mod:`lvmrepro.experiments.beyond`, which
+    says why), "not examined" (no beyond scale and no such reason: counted with those more units could decide),
     "beyond run" (a stored beyond run has it: ``beyond`` its verdict word and ``n``) or "beyond scale, not stored";
     with the power model's ``n_to_decide`` and what it is for, ``beyond_data`` whether that n exceeds the units the
     data hold (:func:`lvmrepro.experiments.beyond.units_in_data`), and a ``line`` saying it."""
@@ -226,9 +227,13 @@ def beyond_outlook(results: dict, beyond: dict) -> list[dict]:
             elif has_scale:
                 row["case"] = "beyond scale, not stored"
                 text = f"the data hold more units (lvmrepro run {t} --scale beyond); no run of it is stored"
-            else:
+            elif why:
                 row["case"] = "no more units"
-                text = "the paper's protocol has no more units in our data" + (f": {why}" if why else "")
+                text = f"the paper's protocol has no more units in our data: {why}"
+            else:   # no beyond scale and no reason recorded: counted with those more units could decide
+                row["case"] = "not examined"
+                text = ("the target has no beyond scale, and whether our data hold more units of the paper's protocol "
+                        "has not been examined")
             bits = [text] if text else []
             if other is not None:
                 found = f"the stored beyond run finds it {verdict_word(other)} at n = {other.get('n')}"
@@ -269,6 +274,9 @@ def beyond_outlook_html(results_dir, beyond: dict | None = None) -> str:
             f"{len(case('only fails'))} can only fail at any sample size, the paper's protocol has no more units in our "
             f"data for {len(case('no more units'))}, and more units could decide {could}: stored runs beyond the "
             f"paper's n cover {len(ran)} of these and decide {len(decided)}.")
+    if case("not examined"):
+        head += (f" For {len(case('not examined'))} of them, whether our data hold more units of the paper's protocol "
+                 "has not been examined.")
     short = [r for r in rows if r["beyond_data"] and r["case"] in ("beyond run", "beyond scale, not stored")
              and HOLDS_OF.get(r["beyond"]) is None]
     if short:   # why more units leave these open: the n they need exceeds what the data hold

@@ -16,6 +16,10 @@ _COMPONENTS = ("its units are the (class, fold) pairs of the paper's 5-fold cros
 NO_MORE_UNITS = {
     "gmm.table1": ("its unit for the spread across initialisations is the data set, and the paper's protocol names "
                    "four: more data sets would be another protocol"),
+    "gmm.table3": ("its units are the initialisations: the paper's five random seeds and its four values of lambda from "
+                   "one part discovery. More random seeds add only ties, because under the exact first step every "
+                   "learner stops at w = 0 from random maps. More graph-cut maps need more part discoveries or "
+                   "values of lambda, which would be another protocol"),
     "groupnorm.fig3": _COMPONENTS,
     "groupnorm.table3": _COMPONENTS,
     "groupnorm.table4": _COMPONENTS,
@@ -24,7 +28,8 @@ NO_MORE_UNITS = {
 
 def outlook(name: str) -> tuple[bool, str | None]:
     """``(True, None)`` if target ``name`` has a ``beyond`` scale (more units of its protocol exist and can be run);
-    ``(False, why)`` if the paper's protocol has no more units in our data (``why`` None: not examined)."""
+    ``(False, why)`` if the paper's protocol has no more units in our data (``why`` None: not examined; the
+    scorecard then counts the claim with those more units could decide)."""
     from lvmrepro.experiments.registry import BEYOND, get_target
     tgt = get_target(name)
     if BEYOND in tgt.scales:
