@@ -239,6 +239,32 @@ def test_first_step_rules_on_random_maps():
         first_step(model, X, Y, 0.5, H0, solver_tol=1e-4, inner=CuttingPlane(), rule="sloppy")
 
 
+def test_the_tolerance_rule_keeps_its_active_planes(monkeypatch):
+    """SVM-struct never drops an active constraint: the tolerance rule's cutting plane keeps up to
+    TOLERANCE_MAX_PLANES planes (the default cache's 200 made it cycle at the scene table's book size), its
+    plane budget unchanged."""
+    import lvmrepro.engine.lssvm.inner as inner_mod
+    from lvmrepro.tasks.scenes import bounds
+    made = []
+
+    def spy(**kw):
+        made.append(kw)
+        return CuttingPlane(**kw)
+    monkeypatch.setattr(inner_mod, "CuttingPlane", spy)
+    rng = np.random.default_rng(5)
+    model = RBoWModel(3, 6, 4, (3, 3))
+    X = rng.normal(size=(18, 3, 3, 4))
+    Y = np.arange(18) % 3
+    H0 = rng.integers(0, 6, size=(18, 3, 3))
+    kept = bounds.first_step(model, X, Y, 0.5, H0, solver_tol=1e-4, inner=CuttingPlane(max_iter=500),
+                             rule="tolerance", first_tol=1e-3)
+    assert made[-1] == {"max_iter": 500, "iterate": "last", "max_planes": 500}
+    bounds.first_step(model, X, Y, 0.5, H0, solver_tol=1e-4, inner=CuttingPlane(max_iter=10 ** 5), rule="tolerance",
+                      first_tol=1.0)
+    assert made[-1]["max_planes"] == bounds.TOLERANCE_MAX_PLANES
+    assert kept["record"]["converged"] and kept["record"]["gap"] <= 1e-3
+
+
 def test_cutting_plane_last_iterate_rule():
     """iterate='last' returns the current QP iterate once its own primal is within tol of the dual."""
     rng = np.random.default_rng(6)

@@ -242,6 +242,10 @@ class SceneBounds(LSSVMBounds):
 
 #: the first convex step's rules (:func:`first_step`)
 FIRST_STEP_RULES = ("exact", "tolerance")
+#: planes the tolerance rule's cutting plane keeps (at most): SVM-struct never drops an active constraint, and a
+#: plain cutting plane that does (the default cache keeps 200) can cycle instead of closing its gap, as it did on
+#: the scene table at the book's size; the cap bounds the memory of a step that does not converge
+TOLERANCE_MAX_PLANES = 2000
 
 
 def first_step(model, X, Y, lam, H_init, *, solver_tol: float, inner, rule: str = "exact",
@@ -252,8 +256,8 @@ def first_step(model, X, Y, lam, H_init, *, solver_tol: float, inner, rule: str 
     ``solver_tol``, returning the iterate of smallest bound value -- so a map whose bound is minimised at
     ``w = 0`` (random maps) gives exactly ``w = 0``.  ``rule="tolerance"``: SVM-struct's rule -- the 1-slack
     cutting plane stopped when its *current* iterate is within ``first_tol`` of the dual (objective units)
-    and that iterate returned (``CuttingPlane(iterate="last")``), no certificate of ``w = 0`` sought; the
-    result may lie above ``b(0)`` by up to ``first_tol``.
+    and that iterate returned (``CuttingPlane(iterate="last")``, keeping up to :data:`TOLERANCE_MAX_PLANES` planes),
+    no certificate of ``w = 0`` sought; the result may lie above ``b(0)`` by up to ``first_tol``.
 
     Returns ``{"w", "record", "state"}`` for :class:`SceneBounds` (``first=``): the minimiser, the solve's
     record (solver, passes, certified gap, seconds, rule) and the session's warm-start state after the solve
@@ -266,7 +270,8 @@ def first_step(model, X, Y, lam, H_init, *, solver_tol: float, inner, rule: str 
         first_tol = float(first_tol) if first_tol is not None else float("nan")
         if not np.isfinite(first_tol) or first_tol <= 0:
             raise ValueError(f"the tolerance rule needs first_tol > 0 (objective units); got {first_tol}")
-        inner = CuttingPlane(max_iter=getattr(inner, "max_iter", 1000), iterate="last")
+        max_iter = getattr(inner, "max_iter", 1000)
+        inner = CuttingPlane(max_iter=max_iter, iterate="last", max_planes=min(max_iter, TOLERANCE_MAX_PLANES))
         fam = SceneBounds(model, X, Y, lam, H_init, kind="ccp", solver_tol=first_tol, inner=inner,
                           zero_certificate=False)
         fam.t = 1
