@@ -184,7 +184,7 @@ def test_planes_fast_path_equals_joint_features_and_loss(small, loss):
 def test_canonical_pairwise_loss_equals_reference(n, seed):
     from lvmrepro.tasks.coref.losses import pairwise_loss
     from lvmrepro.tasks.coref.data import canonical_clustering
-    from lvmrepro.tasks.coref.model import canonical_pairwise_loss
+    from lvmrepro.tasks.coref.losses import canonical_pairwise_loss
     rng = np.random.default_rng(seed)
     y = canonical_clustering(rng.integers(0, rng.integers(1, n + 1), size=n)).astype(np.int64)
     yhat = canonical_clustering(rng.integers(0, rng.integers(1, n + 1), size=n)).astype(np.int64)

@@ -142,3 +142,25 @@ def loss_of(kind: str, gold, pred, parent=None, wrong_link_cost: float = 1.0) ->
             raise ValueError("the forest's trees are not the predicted clusters")
         return mitre_forest_loss(gold, parent, wrong_link_cost)
     raise ValueError(f"unknown loss {kind!r}; use 'mitre' or 'pairwise'")
+
+
+# --------------------------------------------------------------------------- fast pairwise loss
+def _pairs_of(counts: np.ndarray) -> int:
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def canonical_pairwise_loss(gold: np.ndarray, pred: np.ndarray) -> float:
+    """:func:`lvmrepro.tasks.coref.losses.pairwise_loss` for two *canonical* int64 clusterings (ids 0..k-1; unchecked:
+    the model's own gold and answers), by bincounts instead of sorting -- the same integers, the same float.
+
+    Why the pairwise oracle's greedy alone is far from the maximum on full documents: merging clusters ``A`` and
+    ``B`` changes this loss by ``100/G (|A||B| - 2 C(A, B))`` (``G`` gold pairs), quadratic in their sizes while the
+    forest gains one edge, so the maximum often lies near one large cluster, which a greedy that merges from
+    singletons only on a positive gain does not reach; one cluster beat its answer in most training documents."""
+    if gold.size == 0:
+        return 0.0
+    kp = int(pred.max()) + 1
+    tp = _pairs_of(np.bincount(gold * kp + pred))
+    g = _pairs_of(np.bincount(gold))
+    p = _pairs_of(np.bincount(pred))
+    return 100.0 * ((g - tp) + (p - tp)) / max(g, 1)

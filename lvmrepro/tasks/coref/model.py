@@ -9,8 +9,7 @@ For a document with mentions ``1..n`` and pair features ``x_ij`` (:mod:`lvmrepro
 * joint feature ``phi(x, y, h) = sum_{(i,j) in h} x_ij``, so ``w.phi = sum of the forest's edge scores
   s_ij = w.x_ij``.
 
-Oracles (``X`` is a :class:`~lvmrepro.tasks.coref.features.PairFeatures`; ``Y``, ``H`` lists with one array per
-document):
+Oracles (``X`` a :class:`~lvmrepro.tasks.coref.features.PairFeatures`; ``Y``, ``H`` lists, one array per document):
 
 * latent completion ``argmax_h w.phi(x, y, h)``: a maximum spanning tree inside every gold cluster --
   exact (Prim on each cluster's complete graph);
@@ -26,12 +25,9 @@ document):
     (:func:`lvmrepro.tasks.coref.forest.greedy_pairwise_clustering`), then the best forest of the clusters
     it found, and the best of that, the gold clustering, the plain prediction, one cluster and all
     singletons -- **approximate**: a valid clustering whose augmented score is at least that of each of
-    those; tests measure its gap to the optimum on small documents.  On full documents the greedy alone
-    is far from the maximum: merging clusters ``A`` and ``B`` changes the loss by
-    ``100/G (|A||B| - 2 C(A, B))`` (``G`` gold pairs), quadratic in their sizes while the forest gains one
-    edge, so the maximum often lies near one large cluster, which a greedy that merges from singletons
-    only on a positive gain does not reach; one cluster beat its answer in most training documents.
-    Yu & Joachims' own code trains only with the forest-decomposable link loss (the MITRE case above).
+    those; tests measure its gap to the optimum on small documents, and
+    :func:`lvmrepro.tasks.coref.losses.canonical_pairwise_loss` says why the greedy alone is far from it on full
+    documents. Yu & Joachims' own code trains only with the forest-decomposable link loss (the MITRE case above).
 
 Losses: :meth:`CorefModel.loss` gives ``Delta`` per document (``H_pred`` given: the MITRE forest loss the
 inference maximises; ``None``: its minimum over forests, the clustering's MUC link error).
@@ -41,15 +37,15 @@ from __future__ import annotations
 import numpy as np
 
 from lvmrepro.tasks.coref import losses as L
+from lvmrepro.tasks.coref.clusterings import chain_forest, outputs_of, random_spanning_forest  # noqa: F401
 from lvmrepro.tasks.coref.features import N_FEATURES, PairFeatures, n_pairs, pair_index
 from lvmrepro.tasks.coref.forest import (
     BUCKET_MAX_FRACTION, bucket_kernel, bucket_scratch, check_backend, check_forest, check_labels, fast_canonical,
-    forest_clustering, forest_edges, forest_from_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest,
+    forest_clustering, forest_edges, forest_kernel, forest_pairs, greedy_kernel, max_spanning_forest,
     split_buckets, table_scores, value_rank,
 )
 from lvmrepro.tasks.coref.data import canonical_clustering
-from lvmrepro.engine._kernels import coref as _coref
-from lvmrepro.engine._kernels import coref_rows as _coref_rows
+from lvmrepro.engine._kernels import coref as _coref, coref_rows as _coref_rows
 from lvmrepro.engine.lssvm.base import InferenceTerms, LatentModel
 from lvmrepro.engine.validation import as_weight_vector
 
@@ -194,7 +190,7 @@ class CorefModel(LatentModel):
                 L_ = links[d]
                 b[k] = 100.0 * ((L_ - inside) + self.wrong_link_cost * (n_edges - inside)) / max(L_, 1)
             else:
-                b[k] = canonical_pairwise_loss(y, fast_canonical(np.asarray(Ybar[k], dtype=np.int64)))
+                b[k] = L.canonical_pairwise_loss(y, fast_canonical(np.asarray(Ybar[k], dtype=np.int64)))
         return ghat, b
 
     def score(self, w, X, Y, H) -> np.ndarray:
@@ -369,15 +365,15 @@ class CorefModel(LatentModel):
         h_greedy, t_greedy = self._complete(tw, idx, y_greedy)
         h_gold, t_gold = self._complete(tw, idx, y)
         y_pred, h_pred, t_pred = self._predict(tw, idx, n, bk)
-        candidates = [(t_greedy + canonical_pairwise_loss(y, y_greedy), y_greedy, h_greedy),
+        candidates = [(t_greedy + L.canonical_pairwise_loss(y, y_greedy), y_greedy, h_greedy),
                       (t_gold, y, h_gold),
-                      (t_pred + canonical_pairwise_loss(y, y_pred), y_pred, h_pred)]
+                      (t_pred + L.canonical_pairwise_loss(y, y_pred), y_pred, h_pred)]
         # the two ends of the clustering lattice: on full documents one cluster beat the greedy's answer in
         # most documents (merging A and B changes the loss by lam (|A||B| - 2 C(A, B)), which the greedy,
         # merging only on a positive gain from singletons, never reaches)
         for yc in (np.zeros(n, dtype=np.int64), np.arange(n, dtype=np.int64)):
             hc, tc = self._complete(tw, idx, yc)
-            candidates.append((tc + canonical_pairwise_loss(y, yc), yc, hc))
+            candidates.append((tc + L.canonical_pairwise_loss(y, yc), yc, hc))
         aug, ybar, hbar = max(candidates, key=lambda c: c[0])  # first of equals: the greedy's
         return ybar, hbar, aug
 
@@ -443,7 +439,7 @@ class CorefModel(LatentModel):
         for d, (idx, y) in enumerate(zip(X.index, golds)):
             n = len(y)
             for yc, out in ((np.zeros(n, dtype=np.int64), one), (np.arange(n, dtype=np.int64), single)):
-                out[d] = aug[d] - (self._complete(tw, idx, yc)[1] + canonical_pairwise_loss(y, yc))
+                out[d] = aug[d] - (self._complete(tw, idx, yc)[1] + L.canonical_pairwise_loss(y, yc))
         return one, single
 
     def predict(self, w, X):
@@ -502,79 +498,3 @@ class CorefModel(LatentModel):
         if how == "random" and not isinstance(rng, np.random.Generator):
             raise ValueError("init_latent(how='random') needs a numpy.random.Generator rng")
         return [chain_forest(y) if how == "chain" else random_spanning_forest(y, rng) for y in Y]
-
-
-# --------------------------------------------------------------------------- fast pairwise loss
-def _pairs_of(counts: np.ndarray) -> int:
-    return int((counts * (counts - 1) // 2).sum())
-
-
-def canonical_pairwise_loss(gold: np.ndarray, pred: np.ndarray) -> float:
-    """:func:`lvmrepro.tasks.coref.losses.pairwise_loss` for two *canonical* int64 clusterings (ids 0..k-1; unchecked:
-    the model's own gold and answers), by bincounts instead of sorting -- the same integers, the same float."""
-    if gold.size == 0:
-        return 0.0
-    kp = int(pred.max()) + 1
-    tp = _pairs_of(np.bincount(gold * kp + pred))
-    g = _pairs_of(np.bincount(gold))
-    p = _pairs_of(np.bincount(pred))
-    return 100.0 * ((g - tp) + (p - tp)) / max(g, 1)
-
-
-# --------------------------------------------------------------------------- forests of a clustering
-def _check_clustering(clustering) -> np.ndarray:
-    y = np.asarray(clustering)
-    if y.ndim != 1:
-        raise ValueError(f"a clustering must be a 1-D array of cluster ids; got shape {y.shape}")
-    return check_labels(y, y.shape[0])
-
-
-def chain_forest(clustering) -> np.ndarray:
-    """Each mention's parent is the previous mention of its cluster (roots: first mentions)."""
-    y = _check_clustering(clustering)
-    parent = np.full(len(y), -1, dtype=np.int64)
-    last = {}
-    for v, c in enumerate(y.tolist()):
-        if c in last:
-            parent[v] = last[c]
-        last[c] = v
-    return parent
-
-
-def pruefer_tree_edges(members: np.ndarray, sequence) -> tuple[np.ndarray, np.ndarray]:
-    """Edges of the labelled tree on ``members`` (size m >= 2) with Pruefer ``sequence`` (m - 2 positions)."""
-    m = len(members)
-    degree = np.ones(m, dtype=np.int64)
-    for a in sequence:
-        degree[a] += 1
-    edges = []
-    for a in sequence:
-        leaf = int(np.flatnonzero(degree == 1)[0])
-        edges.append((leaf, int(a)))
-        degree[leaf] -= 1
-        degree[a] -= 1
-    u, v = np.flatnonzero(degree == 1)
-    edges.append((int(u), int(v)))
-    e = np.asarray(edges, dtype=np.int64)
-    return members[e[:, 0]], members[e[:, 1]]
-
-
-def random_spanning_forest(clustering, rng: np.random.Generator) -> np.ndarray:
-    """A uniform random spanning tree of every cluster (uniform Pruefer sequences)."""
-    y = _check_clustering(clustering)
-    I, J = [], []
-    for c in np.unique(y).tolist():
-        members = np.flatnonzero(y == c)
-        if len(members) < 2:
-            continue
-        i, j = pruefer_tree_edges(members, rng.integers(0, len(members), size=len(members) - 2))
-        I.append(i)
-        J.append(j)
-    if not I:
-        return np.full(len(y), -1, dtype=np.int64)
-    return forest_from_edges(len(y), np.concatenate(I), np.concatenate(J))
-
-
-def outputs_of(documents) -> list[np.ndarray]:
-    """Gold clusterings ``Y`` of parsed documents (one canonical array each)."""
-    return [canonical_clustering(d.clusters) for d in documents]
