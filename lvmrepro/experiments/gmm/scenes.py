@@ -201,9 +201,9 @@ def table3(ctx):
     tol_runs = [r for r in runs if r["init"] == TOLERANCE_COLUMN]
     res["artifacts"]["tolerance_first_steps"] = [
         {"seed_index": s, **{k: f["record"].get(k) for k in ("passes", "gap", "tol", "d1", "bound_at_w", "F_at_w")},
-         "reached": bool(f["record"].get("converged")), "max_passes": p["first_inner_iter"],
+         "reached": s in reached, "max_passes": p["first_inner_iter"],
          "w_norm": float(np.linalg.norm(f["w"])), "eps": p["eps"],
-         "continues": bool(f["record"].get("converged")) and bool(f["record"]["d1"] >= p["eps"])}
+         "continues": s in reached and bool(f["record"]["d1"] >= p["eps"])}
         for (_, s, _), f in zip(tol_inits, tol_firsts)]
     if tol_inits and not reached:
         res["notes"].append(f"column {TOLERANCE_COLUMN}: no tolerance-rule first step reached its gap "
