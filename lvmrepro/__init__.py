@@ -18,7 +18,13 @@ def _install_book_figures():
     """In a Jupyter kernel, show matplotlib figures the book's way (:mod:`lvmrepro.book.figures`: SVG fitted to the page,
     alt text, stacked panels on a phone); nothing happens elsewhere, or with ``LVMREPRO_FIGURES=inline``."""
     import os
+    import sys
     if os.environ.get("LVMREPRO_FIGURES", "").lower() == "inline":
+        return
+    # A Jupyter kernel's shell (ipykernel's ZMQInteractiveShell) has imported ipykernel before any cell runs, so
+    # without it there is no kernel to install into: a script, a worker process or the CLI then imports the library
+    # alone, not the book layer. figures.install() makes the exact check.
+    if "ipykernel" not in sys.modules:
         return
     from lvmrepro.book import figures
     figures.install()

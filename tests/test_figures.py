@@ -1,6 +1,8 @@
 """lvmrepro.book.figures: the book's figures as SVG fitted to the content column, with alt text and a phone layout."""
 import base64
 import re
+import subprocess
+import sys
 
 import matplotlib
 
@@ -112,6 +114,13 @@ def test_same_figure_same_bytes():
 
 def test_install_does_nothing_outside_a_kernel():
     assert figures.install() is False
+
+
+def test_importing_lvmrepro_outside_a_kernel_loads_neither_the_book_nor_matplotlib():
+    code = ("import sys, lvmrepro; "
+            "print(sorted(m for m in sys.modules if m.startswith(('lvmrepro.book', 'matplotlib'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_install_routes_figures_to_the_book_formatter():
