@@ -282,6 +282,16 @@ def test_truncated_document_features_are_the_restricted_ones():
 
 
 @needs_data
+def test_a_process_keeps_the_features_of_two_splits_at_most():
+    # loky replaces a worker whose memory grows 300 MB past its first call; five kept splits came close to that
+    from lvmrepro.experiments.spl.coreference_data import SPLITS_KEPT, split_data
+    assert SPLITS_KEPT <= 2
+    for split in range(SPLITS_KEPT + 2):
+        split_data(split, 50, 2, 1, 10)
+    assert split_data.cache_info().currsize <= SPLITS_KEPT
+
+
+@needs_data
 def test_fig1_smoke():
     from lvmrepro import experiments
     from lvmrepro.experiments.spl.coreference import split_data

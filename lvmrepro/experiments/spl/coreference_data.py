@@ -1,7 +1,7 @@
 """The documents and pair features of SPL Figure 1's document splits (:mod:`lvmrepro.experiments.spl.coreference`):
 :func:`split_data` gives ``(docs, X, Y)`` of the training and test documents of one split, each document cut to
 its first ``max_mentions`` mentions, cached per process so that every run of a worker reads and featurises a
-document once.
+document once (the last :data:`SPLITS_KEPT` splits' features are kept).
 """
 from __future__ import annotations
 
@@ -31,7 +31,14 @@ def split_names(split: int, n_train: int, train_docs, test_docs):
     return train[:train_docs] if train_docs else train, test[:test_docs] if test_docs else test
 
 
-@lru_cache(maxsize=8)
+#: splits whose features a process keeps: the runs come split by split, and every kept split held about 70 MB in a
+#: process at paper scale (features, test features, per-row buckets; measured). With all five kept a worker grew ~290 MB
+#: past its first run by the fifth split, and loky replaces a worker that grows 300 MB past its first call as a
+#: memory leak ("A worker stopped while some jobs were given to the executor": a new worker, the split rebuilt).
+SPLITS_KEPT = 2
+
+
+@lru_cache(maxsize=SPLITS_KEPT)
 def split_data(split: int, n_train: int, train_docs, test_docs, max_mentions):
     """``(docs, X, Y)`` of the training and of the test documents of one split (cached per process)."""
     from lvmrepro.tasks.coref.features import build_pair_features
