@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import needs_data
-from test_coref_model import random_documents
+from coref_documents import binary_document, random_documents
 
-from lvmrepro.tasks.coref.features import PairFeatures, n_pairs
+from lvmrepro.tasks.coref.features import n_pairs
 from lvmrepro.tasks.coref.forest import (
     bucket_kernel, fast_canonical, forest_clustering, forest_score, max_spanning_forest, table_scores,
 )
@@ -204,15 +204,6 @@ def test_nslack_solvers_agree(small):
 
 
 # --------------------------------------------------------------------------- bucket Kruskal
-def binary_document(rng, n, d=4):
-    """One document whose pair features are 0/1 rows of a small table (many ties, as with real features)."""
-    codes = rng.integers(0, 2 ** d, size=n_pairs(n))
-    table = ((np.arange(2 ** d)[:, None] >> np.arange(d)) & 1).astype(float)
-    X = PairFeatures(names=("doc",), n_mentions=np.array([n]), index=[codes.astype(np.int32)], table=table,
-                     feature_names=tuple(f"f{k}" for k in range(d)))
-    return X
-
-
 @settings(max_examples=60, deadline=None)
 @given(st.integers(2, 14), st.integers(0, 10_000), st.sampled_from([(0.0, 0.0), (-0.4, 0.4), (-1.0, 0.25)]))
 def test_bucket_forest_matches_reference_and_prim(n, seed, bonus):

@@ -4,26 +4,14 @@ import numpy as np
 import pytest
 
 from conftest import needs_data
+from coref_documents import random_documents
 
 from lvmrepro.tasks.coref import bruteforce as bf
 from lvmrepro.tasks.coref import losses as L
-from lvmrepro.tasks.coref.features import PairFeatures, n_pairs
+from lvmrepro.tasks.coref.features import PairFeatures
 from lvmrepro.tasks.coref.forest import forest_clustering, forest_edges, forest_from_edges, greedy_pairwise_clustering
 from lvmrepro.tasks.coref.data import canonical_clustering
 from lvmrepro.tasks.coref.model import CorefModel, chain_forest, random_spanning_forest
-
-
-def random_documents(rng, sizes, d=4):
-    """PairFeatures with real-valued random features (one table row per pair) and random gold clusterings."""
-    index, start = [], 0
-    for n in sizes:
-        index.append(np.arange(start, start + n_pairs(n), dtype=np.int32))
-        start += n_pairs(n)
-    table = rng.normal(size=(max(start, 1), d))
-    X = PairFeatures(names=tuple(f"doc{k}" for k in range(len(sizes))), n_mentions=np.array(sizes),
-                     index=index, table=table, feature_names=tuple(f"f{k}" for k in range(d)))
-    Y = [canonical_clustering(rng.integers(0, rng.integers(1, n + 1), size=n)) for n in sizes]
-    return X, Y
 
 
 SIZES = [1, 2, 3, 4, 5, 5, 6, 6]

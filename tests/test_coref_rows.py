@@ -6,6 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coref_documents import binary_document
+
 from lvmrepro.engine._kernels import coref as K
 from lvmrepro.engine._kernels import coref_ref
 from lvmrepro.engine._kernels import coref_rows as R
@@ -16,14 +18,6 @@ from lvmrepro.tasks.coref.forest import (
     bucket_kernel, forest_clustering, max_spanning_forest, split_buckets, table_scores,
 )
 from lvmrepro.tasks.coref.model import CorefModel
-
-
-def binary_document(rng, n, d):
-    """One document over a table of all 2**d 0/1 rows (many buckets, many ties: as with real features)."""
-    codes = rng.integers(0, 2 ** d, size=n_pairs(n))
-    table = ((np.arange(2 ** d)[:, None] >> np.arange(d)) & 1).astype(float)
-    return PairFeatures(names=("doc",), n_mentions=np.array([n]), index=[codes.astype(np.int32)], table=table,
-                        feature_names=tuple(f"f{k}" for k in range(d)))
 
 
 @settings(max_examples=40, deadline=None)
