@@ -9,7 +9,8 @@ filter on region ``r`` (one BLAS product, computed by the caller) and ``B[y, p]`
 
 :func:`class_scores` gives ``S`` for every class (loss-augmented inference, prediction) without the
 argmax, so its inner loop is a branch-free maximum; :func:`latent_completion` gives the maximising
-parts for one class per image (the ground truth, or the class inference picked).  Ties go to the
+parts for one class per image (the ground truth, or the class inference picked); :func:`part_feature_sum`
+the appearance half of the weighted joint feature ``sum_i c_i phi(x_i, y_i, z_i)``.  Ties go to the
 lowest part index (strict ``>``), as ``numpy.argmax`` does; sums run over regions in order
 ``r = 0 .. R-1`` in both, so ``best[i]`` equals ``S[i, y_i]`` bit for bit.  The NumPy reference
 :mod:`lvmrepro.engine._kernels.scene_ref` does the same.
@@ -90,3 +91,28 @@ def latent_completion(const double[:, :, ::1] A,   # IN  (n, R, P) part-filter s
                 Z[i, r] = _best_part(&A[i, r, 0], &B[Y[i], 0], P, &value)
                 total = total + value
             best[i] = total
+
+
+def part_feature_sum(const double[:, :, ::1] X,   # IN  (n, R, D) region features
+                     const long[:, ::1] Z,        # IN  (n, R) the part of each region
+                     const double[::1] c,         # IN  (n,) image weights
+                     double[:, ::1] out):         # IN/OUT (P, D) zeros in, ``sum_i c_i sum_{r: Z[i,r]=p} x_{i,r}`` out
+    """The region features summed per part, weighted by their image: ``out[p] += c_i x_{i,r}`` over the regions
+    in order (image-major), skipping images of weight 0.  Every ``out[p, k]`` receives its terms in the order of a
+    CSR one-hot (P x nR) product with the regions of each part in ascending order (SciPy's ``csr_matvecs``), each
+    product rounded before its addition, so both give the same bits."""
+    cdef Py_ssize_t n = X.shape[0], R = X.shape[1], D = X.shape[2]
+    cdef Py_ssize_t i, r, k
+    cdef double a
+    cdef double* o
+    cdef const double* x
+    with nogil:
+        for i in range(n):
+            a = c[i]
+            if a == 0.0:
+                continue
+            for r in range(R):
+                o = &out[Z[i, r], 0]
+                x = &X[i, r, 0]
+                for k in range(D):
+                    o[k] = o[k] + a * x[k]

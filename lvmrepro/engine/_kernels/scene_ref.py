@@ -27,3 +27,12 @@ def latent_completion(A, B, Y, Z, best):
             Z[i, r] = int(np.argmax(v))
             total += float(v[Z[i, r]])
         best[i] = total
+
+
+def part_feature_sum(X, Z, c, out):
+    n, R, _ = X.shape
+    for i in range(n):
+        if c[i] == 0.0:
+            continue
+        for r in range(R):
+            out[Z[i, r]] += c[i] * X[i, r]

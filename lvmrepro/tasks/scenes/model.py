@@ -173,8 +173,10 @@ class RBoWModel(LatentModel):
         return S
 
     def _fixed_scores(self, A, B, Y, H) -> np.ndarray:
-        vals = np.take_along_axis(A, H.reshape(len(Y), self.n_regions, 1), axis=2)[:, :, 0]
-        vals = vals + B[Y[:, None], H.reshape(len(Y), self.n_regions)]
+        Z = H.reshape(len(Y), self.n_regions)
+        # A[i, r, Z[i, r]] by one flat gather (take_along_axis built broadcast index arrays at every pass)
+        vals = A.reshape(-1)[np.arange(Z.size).reshape(Z.shape) * self.n_parts + Z]
+        vals = vals + B[Y[:, None], Z]
         # sequential sum over regions (cumsum), the kernel's order: the touching bound equals F exactly
         return np.cumsum(vals, axis=1)[:, -1]
 
@@ -209,36 +211,26 @@ class RBoWModel(LatentModel):
         return out
 
     def feature_sum(self, X, Y, H, weights) -> np.ndarray:
-        """``sum_i c_i phi(x_i, y_i, h_i)``: a sparse (P x nR) @ (nR x D) product and a bincount."""
-        from scipy import sparse
+        """``sum_i c_i phi(x_i, y_i, h_i)``: region features summed per part (the Cython kernel ``part_feature_sum``,
+        the order of a one-hot (P x nR) @ (nR x D) product) and the weighted part counts (a bincount)."""
         X = self.check_X(X)
         Y = self.check_outputs(X, Y)
         H = self.check_latent(X, H)
         c = np.asarray(weights, dtype=np.float64)
         if c.shape != Y.shape or not np.all(np.isfinite(c)):
             raise ValueError(f"weights must be {Y.shape} finite numbers; got shape {c.shape}")
+        c = np.ascontiguousarray(c)
         keep = np.flatnonzero(c)
         out = np.zeros(self.size_w)
         if len(keep) == 0:
             return out
         R = self.n_regions
-        if len(keep) == len(c):
-            # every example (the usual case): views of X and H -- X[keep] copied all regions' features, 288 MB
-            # at paper size, freshly allocated at every call: page faults that cost more than the product
-            Yk, parts, rows = Y, H.reshape(-1), X.reshape(len(c) * R, self.dim)
-            cw = np.repeat(c, R)
-        else:
-            Yk, parts, rows = Y[keep], H[keep].reshape(-1), X[keep].reshape(len(keep) * R, self.dim)
-            cw = np.repeat(c[keep], R)
-        # the (P x nR) one-hot matrix built directly in CSR form (counting sort of the parts): building it
-        # from COO triplets sorted them again on every call, which cost more than the product itself
-        # (a stable sort of small integers: int16 takes NumPy's radix sort, the same order as int64's timsort)
-        order = np.argsort(parts.astype(np.int16) if self.n_parts <= np.iinfo(np.int16).max else parts, kind="stable")
-        indptr = np.concatenate([[0], np.cumsum(np.bincount(parts, minlength=self.n_parts))])
-        onehot = sparse.csr_matrix((cw[order], order, indptr), shape=(self.n_parts, len(parts)))
         PW, PB = self.unpack(out)
-        PW[:] = onehot @ rows
-        PB[:] = np.bincount(np.repeat(Yk, R) * self.n_parts + parts, weights=cw,
+        # one pass over the regions, in place: no copy of X, no sparse matrix (building the CSR one-hot sorted
+        # the parts and allocated its arrays at every call); images of weight 0 are skipped, as before
+        _scene.part_feature_sum(X.reshape(len(c), R, self.dim), H.reshape(len(c), R), c, PW)
+        Yk, parts = (Y, H.reshape(-1)) if len(keep) == len(c) else (Y[keep], H[keep].reshape(-1))
+        PB[:] = np.bincount(np.repeat(Yk, R) * self.n_parts + parts, weights=np.repeat(c[keep], R),
                             minlength=self.n_classes * self.n_parts).reshape(self.n_classes, self.n_parts)
         return out
 
