@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lvmrepro.experiments.gmm import scenes as S
-from lvmrepro.engine.lssvm.inner.cutting_plane import PlaneCache
+from lvmrepro.engine.lssvm.inner.cutting_plane import PlaneCache, compact_rows
 from conftest import needs_data
 
 TIMING = ("select_s", "minimize_s", "train_s", "train_cpu_s", "runtime_s", "seconds")
@@ -158,11 +158,17 @@ def test_plane_cache_buffer_matches_plain_arrays():
         alpha = np.r_[1.0, rng.random(len(c.b)) * (rng.random(len(c.b)) < 0.4)]
         alpha /= alpha.sum()
         k = len(c.b)
-        c.prune(alpha)
+        rows = np.vstack([plain_g, np.zeros((3, d))])   # a session's parallel rows (the plane differences)
+        kept = c.prune(alpha)
         if k > cap:
             active = np.nonzero(alpha[1:] > 0)[0]
             keep = np.sort(np.array(list(dict.fromkeys(list(active[::-1]) + list(np.arange(k)[::-1])))[:cap]))
+            assert np.array_equal(kept, keep)
+            compact_rows(rows, kept)
             plain_g, plain_b = plain_g[keep], plain_b[keep]
+            assert np.array_equal(rows[:cap], plain_g)
+        else:
+            assert kept is None
         assert np.array_equal(c.ghat, plain_g) and np.array_equal(c.b, plain_b)
         if step == 6:
             c = copy.deepcopy(c)

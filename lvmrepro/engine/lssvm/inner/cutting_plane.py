@@ -144,22 +144,31 @@ class PlaneCache:
         self.b = np.append(self.b, b)
 
     def prune(self, alpha):
-        """Keep active planes (alpha > 0) and the most recent ones, at most ``max_planes``."""
+        """Keep active planes (alpha > 0) and the most recent ones, at most ``max_planes``.  Returns the kept
+        planes' indices (ascending), or None when every plane stays."""
         k = len(self.b)
         if k <= self.max_planes:
             self.alpha = alpha
-            return
+            return None
         active = np.nonzero(alpha[1:] > 0)[0]
         recent = np.arange(k)[::-1]
         keep = np.sort(np.array(list(dict.fromkeys(list(active[::-1]) + list(recent)))[: self.max_planes]))
-        # rows before the first dropped plane stay where they are
-        first = int(np.argmax(keep != np.arange(len(keep)))) if np.any(keep != np.arange(len(keep))) else len(keep)
-        self._buf[first:len(keep)] = self._buf[keep[first:]]
+        compact_rows(self._buf, keep)
         self.b = self.b[keep]
         self.gram = self.gram[np.ix_(keep, keep)]
         a = np.concatenate([[alpha[0]], alpha[1:][keep]])
         a[0] += alpha.sum() - a.sum()   # dropped mass goes to the zero plane: stays feasible
         self.alpha = a
+        return keep
+
+
+def compact_rows(buf, keep):
+    """Rows ``keep`` (ascending indices) of ``buf`` moved to its first ``len(keep)`` rows, in place; rows before
+    the first dropped one stay where they are."""
+    moved = np.flatnonzero(keep != np.arange(len(keep)))
+    if len(moved):
+        first = int(moved[0])
+        buf[first:len(keep)] = buf[keep[first:]]
 
 
 class CuttingPlane(InnerSolver):
@@ -261,16 +270,30 @@ class CuttingPlaneSession(InnerSession):
                     del pending[j]
         return out
 
-    def _scratch(self, k: int) -> np.ndarray:
-        """A reusable (k, size_w) work array (the plane differences ``p - ghat_k``)."""
-        buf = getattr(self, "_diff", None)
+    def _rows(self, buf, k: int) -> np.ndarray:
+        """``buf``, or a larger array holding its rows, with room for ``k`` rows of ``size_w`` (grows by doubling)."""
         if buf is None or buf.shape[0] < k:
-            buf = self._diff = np.empty((max(k, 2 * (0 if buf is None else buf.shape[0]), 8), self.model.size_w))
-        return buf[:k]
+            grown = np.empty((max(k, 2 * (0 if buf is None else buf.shape[0]), 8), self.model.size_w))
+            if buf is not None:
+                grown[:buf.shape[0]] = buf
+            buf = grown
+        return buf
 
     def _steps(self, H, *, sw, tol, w0):
         """The solve as a generator: yields ``(w, H)`` where it needs the loss-augmented inference at ``w``
-        and receives the model's :class:`~lvmrepro.engine.lssvm.base.InferenceTerms`; returns the SolveResult."""
+        and receives the model's :class:`~lvmrepro.engine.lssvm.base.InferenceTerms`; returns the SolveResult.
+
+        The plane differences ``g_k = p - ghat_k`` live in a work array of the session's, re-used from one solve
+        to the next (solves in lockstep, :meth:`_solve_many`, each hold their own)."""
+        spare = self.__dict__.setdefault("_spare_rows", [])
+        work = [spare.pop() if spare else None]
+        try:
+            return (yield from self._cut(H, sw=sw, tol=tol, w0=w0, work=work))
+        finally:
+            spare.append(work[0])
+
+    def _cut(self, H, *, sw, tol, w0, work):
+        """:meth:`_steps`' body; ``work[0]``: the plane differences' work array (None, or grown and replaced)."""
         model, X, Y, C, n = self.model, self.X, self.Y, self.C, self.n
         H = model.check_latent(X, H)
         c = sw / n
@@ -287,6 +310,12 @@ class CuttingPlaneSession(InnerSession):
             np.concatenate([[C], np.zeros(reused)])
         solved_once = False
         mu, w_c, model_c, plain = self.solver.cut_fraction, None, 0.0, False
+        # g_k = p - ghat_k, one row per plane: p is fixed during a solve, so a row is computed once, when its plane
+        # is added (or at the start, for reused planes), and compacted with the planes -- the same subtraction
+        # that was done for every plane at every pass
+        diffs = work[0] = self._rows(work[0], reused)
+        if reused:
+            np.subtract(p[None, :], cache.ghat, out=diffs[:reused])
         for it in range(1, self.solver.max_iter + 1):
             terms = yield w, H
             xi = np.maximum(0.0, terms.aug - terms.fixed)
@@ -301,20 +330,20 @@ class CuttingPlaneSession(InnerSession):
             # Q over [zero plane] + planes, g_k = p - ghat_k
             k = len(cache)
             Ghat = cache.ghat
+            diffs = work[0] = self._rows(work[0], k)
+            np.subtract(p, Ghat[k - 1], out=diffs[k - 1])
             pg = Ghat @ p
             Q = np.zeros((k + 1, k + 1))
             Q[1:, 1:] = (p @ p) - pg[:, None] - pg[None, :] + cache.gram
             bvec = np.concatenate([[0.0], cache.b])
             if mu is not None and w_c is not None and not plain:
                 # mis-pricing: the plane just cut at the interpolated point must raise the model at w_c
-                gk = p - Ghat[k - 1]
-                plain = float(cache.b[k - 1] - w_c @ gk) <= model_c + 1e-12 * max(1.0, abs(model_c))
+                plain = float(cache.b[k - 1] - w_c @ diffs[k - 1]) <= model_c + 1e-12 * max(1.0, abs(model_c))
             else:
                 plain = False
             alpha, _, _ = solve_simplex_qp(Q, bvec, alpha, C, 0.1 * tol, max_steps=self.solver.qp_iter)
             solved_once = True
-            diff = self._scratch(k)
-            np.subtract(p[None, :], Ghat, out=diff)
+            diff = diffs[:k]
             w = alpha[1:] @ diff
             dual = max(dual, float(alpha @ bvec) - 0.5 * float(alpha @ Q @ alpha))
             if mu is not None:
@@ -323,7 +352,9 @@ class CuttingPlaneSession(InnerSession):
                 model_c = max(0.0, float(np.max(bvec[1:] - diff @ w_c)))
                 if not plain and best_w is not None:
                     w = best_w + mu * (w_c - best_w)
-            cache.prune(alpha)
+            keep = cache.prune(alpha)
+            if keep is not None:
+                compact_rows(diffs, keep)
             alpha = cache.alpha
         return SolveResult(w=best_w, primal=best_p, dual=dual, gap=best_p - dual, passes=it, converged=converged,
                            runtime_s=0.0, info={"tol": tol, "solver": "cutting-plane (warm)", "planes_reused": reused,
