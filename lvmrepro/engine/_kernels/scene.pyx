@@ -8,7 +8,9 @@ filter on region ``r`` (one BLAS product, computed by the caller) and ``B[y, p]`
     S[i, y] = sum_r max_p (A[i, r, p] + B[y, p]),     Z[i, r] = argmax_p (A[i, r, p] + B[y_i, p]).
 
 :func:`class_scores` gives ``S`` for every class (loss-augmented inference, prediction) without the
-argmax, so its inner loop is a branch-free maximum; :func:`latent_completion` gives the maximising
+argmax, all classes of a region at once (the classes are the vector lanes: an SSE2 and an AVX2 build, the
+widest the CPU runs chosen at run time; a maximum is exact in any order, so every build gives the same bits);
+:func:`latent_completion` gives the maximising
 parts for one class per image (the ground truth, or the class inference picked); :func:`part_feature_sum`
 the appearance half of the weighted joint feature ``sum_i c_i phi(x_i, y_i, z_i)``.  Ties go to the
 lowest part index (strict ``>``), as ``numpy.argmax`` does; sums run over regions in order
@@ -35,44 +37,74 @@ cdef inline long _best_part(const double* a, const double* b, Py_ssize_t P, doub
     return arg
 
 
-cdef inline double _max_part(const double* a, const double* b, Py_ssize_t P) noexcept nogil:
-    # branch-free maximum with four independent running maxima (they overlap in the pipeline); a
-    # maximum is exact whatever the order, so this equals the value _best_part finds, bit for bit
-    cdef Py_ssize_t p = 0
-    cdef double m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY, v0, v1, v2, v3
-    while p + 4 <= P:
-        v0 = a[p] + b[p]
-        v1 = a[p + 1] + b[p + 1]
-        v2 = a[p + 2] + b[p + 2]
-        v3 = a[p + 3] + b[p + 3]
-        m0 = v0 if v0 > m0 else m0
-        m1 = v1 if v1 > m1 else m1
-        m2 = v2 if v2 > m2 else m2
-        m3 = v3 if v3 > m3 else m3
-        p = p + 4
-    while p < P:
-        v0 = a[p] + b[p]
-        m0 = v0 if v0 > m0 else m0
-        p = p + 1
-    m0 = m1 if m1 > m0 else m0
-    m2 = m3 if m3 > m2 else m2
-    return m2 if m2 > m0 else m0
+cdef extern from *:
+    """
+    #include <math.h>
+    #include <stddef.h>
+
+    /* class_scores with the classes as lanes: for one region, every class's running maximum over the parts is
+       updated part by part (Bt is B transposed, (P, K), so a part's K weights are contiguous); the classes are
+       independent, so the compiler vectorises the inner loop, and a maximum is exact in any order.  Each class's
+       total is summed over the regions in order r = 0 .. R-1: the bits of the per-class loop. */
+    #define LVM_DEFINE_CLASS_SCORES(NAME, ATTR)                                                   \
+        ATTR static void NAME(const double* A, const double* Bt, ptrdiff_t n, ptrdiff_t R,       \
+                              ptrdiff_t P, ptrdiff_t K, double* __restrict best,                 \
+                              double* __restrict total, double* S) {                             \
+            for (ptrdiff_t i = 0; i < n; i++) {                                                   \
+                for (ptrdiff_t y = 0; y < K; y++) total[y] = 0.0;                                 \
+                for (ptrdiff_t r = 0; r < R; r++) {                                               \
+                    const double* a = A + (i * R + r) * P;                                        \
+                    for (ptrdiff_t y = 0; y < K; y++) best[y] = -INFINITY;                        \
+                    for (ptrdiff_t p = 0; p < P; p++) {                                           \
+                        const double ap = a[p];                                                   \
+                        const double* __restrict bt = Bt + p * K;                                 \
+                        for (ptrdiff_t y = 0; y < K; y++) {                                       \
+                            const double v = ap + bt[y];                                          \
+                            best[y] = v > best[y] ? v : best[y];                                  \
+                        }                                                                         \
+                    }                                                                             \
+                    for (ptrdiff_t y = 0; y < K; y++) total[y] = total[y] + best[y];              \
+                }                                                                                 \
+                for (ptrdiff_t y = 0; y < K; y++) S[i * K + y] = total[y];                        \
+            }                                                                                     \
+        }
+
+    LVM_DEFINE_CLASS_SCORES(lvm_class_scores_base, )
+    #if defined(__GNUC__) && defined(__x86_64__)
+    #define LVM_SCENE_X86_CLONES 1
+    LVM_DEFINE_CLASS_SCORES(lvm_class_scores_avx2, __attribute__((target("avx2"))))
+    #endif
+
+    /* The AVX2 build where the CPU runs it (the lane width changes no rounding: every CPU gets the same bits). */
+    static void lvm_class_scores(int wide, const double* A, const double* Bt, ptrdiff_t n, ptrdiff_t R,
+                                 ptrdiff_t P, ptrdiff_t K, double* best, double* total, double* S) {
+    #ifdef LVM_SCENE_X86_CLONES
+        if (wide) {
+            __builtin_cpu_init();
+            if (__builtin_cpu_supports("avx2")) { lvm_class_scores_avx2(A, Bt, n, R, P, K, best, total, S); return; }
+        }
+    #endif
+        lvm_class_scores_base(A, Bt, n, R, P, K, best, total, S);
+    }
+    """
+    void lvm_class_scores(int wide, const double* A, const double* Bt, Py_ssize_t n, Py_ssize_t R, Py_ssize_t P,
+                          Py_ssize_t K, double* best, double* total, double* S) noexcept nogil
 
 
 def class_scores(const double[:, :, ::1] A,     # IN  (n, R, P) part-filter scores per region
                  const double[:, ::1] B,        # IN  (K, P) class-part weights
-                 double[:, ::1] S):             # OUT (n, K) best total score of each class
-    """Every class's best total score ``sum_r max_p (A[i,r,p] + B[y,p])``, for every image."""
+                 double[:, ::1] S,              # OUT (n, K) best total score of each class
+                 bint wide=True):               # IN  the AVX2 build where the CPU has it (False: the baseline build)
+    """Every class's best total score ``sum_r max_p (A[i,r,p] + B[y,p])``, for every image (the classes are the
+    vector lanes, see ``lvm_class_scores``; the same bits as the per-class loop of the NumPy twin)."""
     cdef Py_ssize_t n = A.shape[0], R = A.shape[1], P = A.shape[2], K = B.shape[0]
-    cdef Py_ssize_t i, y, r
-    cdef double total
+    if n == 0 or K == 0:
+        return
+    cdef double[:, ::1] Bt = np.ascontiguousarray(np.asarray(B).T)
+    cdef double[::1] best = np.empty(K)
+    cdef double[::1] total = np.empty(K)
     with nogil:
-        for i in range(n):
-            for y in range(K):
-                total = 0.0
-                for r in range(R):
-                    total = total + _max_part(&A[i, r, 0], &B[y, 0], P)
-                S[i, y] = total
+        lvm_class_scores(wide, &A[0, 0, 0], &Bt[0, 0], n, R, P, K, &best[0], &total[0], &S[0, 0])
 
 
 def latent_completion(const double[:, :, ::1] A,   # IN  (n, R, P) part-filter scores per region
