@@ -125,18 +125,19 @@ def test_oracles_match_brute_force(seed):
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_part_feature_sum_kernel_equals_reference_and_csr_product(seed):
-    """The Cython part feature sum gives the bits of its NumPy twin and of the CSR one-hot (P x nR) product with
+    """The Cython part feature sum (both builds) gives the bits of its NumPy twin and of the CSR one-hot (P x nR) product with
     each part's regions in ascending order (what RBoW's feature_sum computed before), images of weight 0 skipped."""
     from scipy import sparse
 
     from lvmrepro.engine._kernels import scene, scene_ref
     rng = np.random.default_rng(seed)
-    n, R, P_, D_ = rng.integers(1, 6), rng.integers(1, 7), rng.integers(1, 5), rng.integers(1, 9)
+    n, R, P_, D_ = rng.integers(1, 6), rng.integers(1, 7), rng.integers(1, 5), rng.integers(1, 19)
     X = rng.normal(size=(n, R, D_)) * 10.0 ** rng.integers(-3, 4, size=(n, R, 1))
     Z = rng.integers(0, P_, size=(n, R))
     c = rng.normal(size=n) * (rng.random(n) < 0.7)
-    out, ref = np.zeros((P_, D_)), np.zeros((P_, D_))
-    scene.part_feature_sum(X, Z, c, out)
+    out, base, ref = np.zeros((P_, D_)), np.zeros((P_, D_)), np.zeros((P_, D_))
+    scene.part_feature_sum(X, Z, c, out)                # the AVX2 build where the CPU has it
+    scene.part_feature_sum(X, Z, c, base, False)        # the baseline build
     scene_ref.part_feature_sum(X, Z, c, ref)
     keep = np.flatnonzero(c)
     parts = Z[keep].reshape(-1)
@@ -144,7 +145,7 @@ def test_part_feature_sum_kernel_equals_reference_and_csr_product(seed):
     onehot = sparse.csr_matrix((np.repeat(c[keep], R)[order], order,
                                 np.r_[0, np.cumsum(np.bincount(parts, minlength=P_))]), shape=(P_, len(parts)))
     csr = onehot @ X[keep].reshape(-1, D_) if len(keep) else np.zeros((P_, D_))
-    assert np.array_equal(out, ref) and np.array_equal(out, csr)
+    assert np.array_equal(out, ref) and np.array_equal(base, ref) and np.array_equal(out, csr)
 
 
 @settings(max_examples=40, deadline=None)

@@ -69,24 +69,60 @@ cdef extern from *:
             }                                                                                     \
         }
 
+    /* part_feature_sum: out[Z[i, r]] += c[i] * X[i, r] over the regions in order, images of weight 0 skipped;
+       the product is rounded before the addition (-ffp-contract=off, and the AVX2 build has no FMA), so the
+       lanes (coordinates) change no rounding. */
+    #define LVM_DEFINE_PART_SUM(NAME, ATTR)                                                       \
+        ATTR static void NAME(const double* X, const long* Z, const double* c, ptrdiff_t n,      \
+                              ptrdiff_t R, ptrdiff_t D, double* out) {                           \
+            for (ptrdiff_t i = 0; i < n; i++) {                                                   \
+                const double a = c[i];                                                            \
+                if (a == 0.0) continue;                                                           \
+                for (ptrdiff_t r = 0; r < R; r++) {                                               \
+                    double* __restrict o = out + Z[i * R + r] * D;                                \
+                    const double* __restrict x = X + (i * R + r) * D;                             \
+                    for (ptrdiff_t k = 0; k < D; k++) o[k] = o[k] + a * x[k];                     \
+                }                                                                                 \
+            }                                                                                     \
+        }
+
     LVM_DEFINE_CLASS_SCORES(lvm_class_scores_base, )
+    LVM_DEFINE_PART_SUM(lvm_part_sum_base, )
     #if defined(__GNUC__) && defined(__x86_64__)
     #define LVM_SCENE_X86_CLONES 1
     LVM_DEFINE_CLASS_SCORES(lvm_class_scores_avx2, __attribute__((target("avx2"))))
+    LVM_DEFINE_PART_SUM(lvm_part_sum_avx2, __attribute__((target("avx2"))))
     #endif
+
+    static int lvm_scene_avx2(int wide) {
+    #ifdef LVM_SCENE_X86_CLONES
+        if (wide) {
+            __builtin_cpu_init();
+            return __builtin_cpu_supports("avx2");
+        }
+    #endif
+        return 0;
+    }
+
+    static void lvm_part_sum(int wide, const double* X, const long* Z, const double* c, ptrdiff_t n, ptrdiff_t R,
+                             ptrdiff_t D, double* out) {
+    #ifdef LVM_SCENE_X86_CLONES
+        if (lvm_scene_avx2(wide)) { lvm_part_sum_avx2(X, Z, c, n, R, D, out); return; }
+    #endif
+        lvm_part_sum_base(X, Z, c, n, R, D, out);
+    }
 
     /* The AVX2 build where the CPU runs it (the lane width changes no rounding: every CPU gets the same bits). */
     static void lvm_class_scores(int wide, const double* A, const double* Bt, ptrdiff_t n, ptrdiff_t R,
                                  ptrdiff_t P, ptrdiff_t K, double* best, double* total, double* S) {
     #ifdef LVM_SCENE_X86_CLONES
-        if (wide) {
-            __builtin_cpu_init();
-            if (__builtin_cpu_supports("avx2")) { lvm_class_scores_avx2(A, Bt, n, R, P, K, best, total, S); return; }
-        }
+        if (lvm_scene_avx2(wide)) { lvm_class_scores_avx2(A, Bt, n, R, P, K, best, total, S); return; }
     #endif
         lvm_class_scores_base(A, Bt, n, R, P, K, best, total, S);
     }
     """
+    void lvm_part_sum(int wide, const double* X, const long* Z, const double* c, Py_ssize_t n, Py_ssize_t R,
+                      Py_ssize_t D, double* out) noexcept nogil
     void lvm_class_scores(int wide, const double* A, const double* Bt, Py_ssize_t n, Py_ssize_t R, Py_ssize_t P,
                           Py_ssize_t K, double* best, double* total, double* S) noexcept nogil
 
@@ -128,23 +164,14 @@ def latent_completion(const double[:, :, ::1] A,   # IN  (n, R, P) part-filter s
 def part_feature_sum(const double[:, :, ::1] X,   # IN  (n, R, D) region features
                      const long[:, ::1] Z,        # IN  (n, R) the part of each region
                      const double[::1] c,         # IN  (n,) image weights
-                     double[:, ::1] out):         # IN/OUT (P, D) zeros in, ``sum_i c_i sum_{r: Z[i,r]=p} x_{i,r}`` out
+                     double[:, ::1] out,          # IN/OUT (P, D) zeros in, ``sum_i c_i sum_{r: Z[i,r]=p} x_{i,r}`` out
+                     bint wide=True):             # IN  the AVX2 build where the CPU has it (False: the baseline build)
     """The region features summed per part, weighted by their image: ``out[p] += c_i x_{i,r}`` over the regions
     in order (image-major), skipping images of weight 0.  Every ``out[p, k]`` receives its terms in the order of a
     CSR one-hot (P x nR) product with the regions of each part in ascending order (SciPy's ``csr_matvecs``), each
-    product rounded before its addition, so both give the same bits."""
+    product rounded before its addition, so both give the same bits (see ``lvm_part_sum``)."""
     cdef Py_ssize_t n = X.shape[0], R = X.shape[1], D = X.shape[2]
-    cdef Py_ssize_t i, r, k
-    cdef double a
-    cdef double* o
-    cdef const double* x
+    if n == 0 or R == 0 or D == 0:
+        return
     with nogil:
-        for i in range(n):
-            a = c[i]
-            if a == 0.0:
-                continue
-            for r in range(R):
-                o = &out[Z[i, r], 0]
-                x = &X[i, r, 0]
-                for k in range(D):
-                    o[k] = o[k] + a * x[k]
+        lvm_part_sum(wide, &X[0, 0, 0], &Z[0, 0], &c[0], n, R, D, &out[0, 0])
