@@ -330,3 +330,16 @@ def test_a_paper_effect_below_the_boundary_is_said_first():
     assert "; besides, " not in why or "cannot reach" in why or "fewer than" in why
     three = _claim(base[:3] - d[:3], base[:3], threshold=0.1, paper_effect=0.05)
     assert three["undecidable_because"].endswith("; besides, fewer than 5 paired trials (3)")
+
+
+def test_an_interval_ending_on_the_boundary_is_said_to_end_there():
+    """Differences counted in whole test images with a threshold of one image can give an interval that ends exactly
+    on the boundary (spl.fig3's 1-7 claim at paper scale): inconclusive, and the reason says the interval ends at the
+    boundary rather than that it straddles it."""
+    one = 1 / 2163
+    b = np.zeros(20)                     # b - a is then exactly the differences below
+    a = -np.r_[np.full(19, one), 2 * one]
+    c = _claim(a, b, threshold=one)
+    assert c["ci"][0] == c["boundary"] == one
+    assert c["verdict"] == stats.INCONCLUSIVE
+    assert c["reason"].startswith("the interval") and "ends at" in c["reason"] and "straddles" not in c["reason"]

@@ -336,7 +336,10 @@ def paired_claim(id: str, statement: str, a, b, *, better: str, unit: str, thres
     if power_paper is not None and power_paper < pw.LOW_POWER:
         why = f"its power for the paper's effect {_fmt(paper_effect)} is {power_paper:.2f}, below {pw.LOW_POWER:g}"
         return _set(out, UNDECIDABLE, why, why)
-    why = (f"the interval {_fmt(ci[0])} to {_fmt(ci[1])} straddles {_fmt(boundary)}"
+    # an interval can end exactly on the boundary (differences counted in whole test images, a threshold of one):
+    # it then touches the boundary without clearing it, which "straddles" would misstate
+    edge = "ends at" if boundary in (ci[0], ci[1]) else "straddles"
+    why = (f"the interval {_fmt(ci[0])} to {_fmt(ci[1])} {edge} {_fmt(boundary)}"
            if (p_fwd < alpha and not clears) or (p_rev < alpha and ci[1] >= boundary)
            else f"not significant either way (p = {_fmt(p_fwd)}, reverse p = {_fmt(p_rev)})")
     return _set(out, INCONCLUSIVE, why)
