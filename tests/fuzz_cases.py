@@ -619,7 +619,7 @@ def _groupnorm_bundle_cases():
 
 
 def _scene_cases():
-    from lvmrepro.engine.kernels import rbow_class_scores, rbow_latent_completion
+    from lvmrepro.engine.kernels import rbow_class_scores, rbow_latent_completion, rbow_part_feature_sum
     from lvmrepro.engine.lssvm import CCCP
     from lvmrepro.tasks.scenes.model import RBoWModel
     from lvmrepro.tasks.scenes.init import coherence, random_assignment
@@ -629,6 +629,11 @@ def _scene_cases():
     def ab():
         rng = _rng(18)
         return {"A": rng.standard_normal((3, 4, 2)), "B": rng.standard_normal((3, 2)), "Y": np.array([0, 2, 1])}
+
+    def part_sum_valid():
+        rng = _rng(18)
+        return {"X": rng.standard_normal((3, 4, 2)), "Z": rng.integers(0, 3, (3, 4)), "weights": np.ones(3),
+                "n_parts": 3}
 
     def potts(scores, lam, init):
         return potts_labelling(scores, lam, init=init)
@@ -663,6 +668,8 @@ def _scene_cases():
     return [
         Case("kernels.rbow_class_scores", lambda A, B, Y: rbow_class_scores(A, B), ab, {"A": "array", "B": "array"}),
         Case("kernels.rbow_latent_completion", rbow_latent_completion, ab, {"A": "array", "B": "array", "Y": "array"}),
+        Case("kernels.rbow_part_feature_sum", rbow_part_feature_sum, part_sum_valid,
+             {"X": "array", "Z": "array", "weights": "array", "n_parts": "int"}),
         Case("scenes.potts_labelling", potts, potts_valid,
              {"scores": "array", "lam": "pos", "init": [np.zeros((2, 3, 3), int) - 1, np.full((2, 3, 3), 5),
                                                         np.zeros((3, 3), int), np.full((2, 3, 3), 0.5), "x"]}),

@@ -360,3 +360,23 @@ def test_inference_terms_without_completion():
     assert part.best is None and part.h_best is None and full.h_best.shape == H.shape
     for f in ("aug", "ybar", "hbar", "fixed"):
         assert np.array_equal(getattr(full, f), getattr(part, f)), f
+
+
+def test_part_feature_sum_wrapper_equals_reference_and_refuses_bad_input():
+    """kernels.rbow_part_feature_sum: both backends give the NumPy twin's sums; a part index outside 0..n_parts-1
+    (which the kernel would write past its output), a wrong shape, NaN features and a bad or huge n_parts are a
+    one-line ValueError before any work."""
+    from lvmrepro.engine._kernels import scene_ref
+    from lvmrepro.engine.kernels import rbow_part_feature_sum
+    rng = np.random.default_rng(3)
+    X, Z, c = rng.normal(size=(4, 6, 5)), rng.integers(0, 3, size=(4, 6)), np.array([1.0, 0.0, 0.5, 2.0])
+    ref = np.zeros((3, 5))
+    scene_ref.part_feature_sum(X, Z, c, ref)
+    assert np.array_equal(rbow_part_feature_sum(X, Z, c, 3), ref)
+    assert np.array_equal(rbow_part_feature_sum(X, Z, c, 3, backend="numpy"), ref)
+    bad = {"part index": (X, np.where(Z == 2, 3, Z), c, 3), "negative part": (X, -Z - 1, c, 3),
+           "shape": (X, Z[:, :5], c, 3), "weights": (X, Z, c[:3], 3), "nan": (np.full_like(X, np.nan), Z, c, 3),
+           "n_parts": (X, Z, c, 0), "bool n_parts": (X, Z, c, True), "huge n_parts": (X, Z, c, 10 ** 15)}
+    for name, args in bad.items():
+        with pytest.raises(ValueError):
+            rbow_part_feature_sum(*args)

@@ -196,3 +196,24 @@ def rbow_latent_completion(A, B, Y, *, backend: str = "cython"):
     best = np.empty(A.shape[0], dtype=np.float64)
     impl(A, B, Y, Z, best)
     return Z, best
+
+
+def rbow_part_feature_sum(X, Z, weights, n_parts: int, *, backend: str = "cython"):
+    """RBoW region features summed per part, weighted by their image: float64 (n_parts, D) with row ``p`` equal to
+    ``sum_i weights_i sum_{r: Z[i,r] = p} X[i, r]`` (the appearance half of ``sum_i c_i phi(x_i, y_i, z_i)``).
+
+    ``X`` (n, R, D) holds region features, ``Z`` (n, R) each region's part in ``0..n_parts-1``, ``weights`` (n,)
+    the images' weights (images of weight 0 are skipped).
+    """
+    from lvmrepro.engine._kernels import scene as _scene, scene_ref as _scene_ref
+    X = as_real_array(X, "region features X", ndim=3)
+    from lvmrepro.params import check_allocation, check_count
+    n_parts = check_count(n_parts, "n_parts", lo=1)
+    check_allocation("the per-part sums (n_parts x D)", n_parts * X.shape[2])
+    # the kernel writes the row of every region's part: each part index is checked here
+    Z = as_index_array(Z, "parts Z", hi=n_parts, shape=X.shape[:2])
+    weights = as_float_vector(weights, "weights", size=X.shape[0], max_abs=MAX_COORDINATE)
+    impl = _backend(backend, _scene.part_feature_sum, _scene_ref.part_feature_sum)
+    out = np.zeros((n_parts, X.shape[2]), dtype=np.float64)
+    impl(X, Z, weights, out)
+    return out
